@@ -1,0 +1,181 @@
+//! Runs every `sql-tests/*.slt` file (sorted by name) through sqllogictest against DataFusion
+//! with icefloe's SQL registered: one fresh `SessionContext` per file, `information_schema`
+//! enabled, working directory = the package root (so `LOCATION 'tests/fixtures/...'` works).
+//!
+//! `cargo test --test sqllogictests -- <filter>` runs only the files whose name contains
+//! `<filter>`. Flags meant for libtest (`--nocapture`, ...) are ignored.
+//!
+//! Results are rendered with Arrow's display formatting: `NULL` for nulls, `(empty)` for the
+//! empty string. Column types in `query` headers are checked: `I` for integers, `R` for floats
+//! and decimals, `T` for everything else.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::Array;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType, Runner};
+
+/// One `.slt` file's database: a DataFusion session with icefloe registered.
+struct IcefloeDb {
+    ctx: SessionContext,
+}
+
+impl IcefloeDb {
+    fn new() -> Self {
+        let config = SessionConfig::new().with_information_schema(true);
+        let ctx = SessionContext::new_with_config(config);
+        icefloe::sql::register(&ctx);
+        Self { ctx }
+    }
+}
+
+#[async_trait]
+impl AsyncDB for IcefloeDb {
+    type Error = DataFusionError;
+    type ColumnType = DefaultColumnType;
+
+    async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>> {
+        let frame = self.ctx.sql(sql).await?;
+        let schema = frame.schema().inner().clone();
+        let batches = frame.collect().await?;
+        if schema.fields().is_empty() {
+            // DDL and other statements answer with an empty schema.
+            return Ok(DBOutput::StatementComplete(0));
+        }
+        let types = schema
+            .fields()
+            .iter()
+            .map(|f| column_type(f.data_type()))
+            .collect();
+        Ok(DBOutput::Rows {
+            types,
+            rows: render(&batches)?,
+        })
+    }
+
+    async fn shutdown(&mut self) {}
+
+    fn engine_name(&self) -> &str {
+        "icefloe"
+    }
+}
+
+fn column_type(data_type: &DataType) -> DefaultColumnType {
+    match data_type {
+        t if t.is_integer() => DefaultColumnType::Integer,
+        t if t.is_floating() => DefaultColumnType::FloatingPoint,
+        DataType::Decimal32(..)
+        | DataType::Decimal64(..)
+        | DataType::Decimal128(..)
+        | DataType::Decimal256(..) => DefaultColumnType::FloatingPoint,
+        _ => DefaultColumnType::Text,
+    }
+}
+
+/// Every value as text: `NULL`, `(empty)` for "", else Arrow's display form.
+fn render(batches: &[RecordBatch]) -> Result<Vec<Vec<String>>> {
+    let options = FormatOptions::default().with_null("NULL");
+    let mut rows = Vec::new();
+    for batch in batches {
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|column| ArrayFormatter::try_new(column.as_ref(), &options))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        for row in 0..batch.num_rows() {
+            let values = formatters
+                .iter()
+                .zip(batch.columns())
+                .map(|(formatter, column)| {
+                    let text = formatter.value(row).to_string();
+                    if text.is_empty() && column.is_valid(row) {
+                        "(empty)".to_string()
+                    } else {
+                        text
+                    }
+                })
+                .collect();
+            rows.push(values);
+        }
+    }
+    Ok(rows)
+}
+
+/// The `.slt` files to run, sorted; only those whose name contains `filter` if given.
+fn slt_files(dir: &Path, filter: Option<&str>) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|ext| ext == "slt"))
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            filter.is_none_or(|f| name.is_some_and(|n| n.contains(f)))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The first argument that is not a flag: cargo passes `-- <filter>` through.
+fn filter_argument() -> Option<String> {
+    std::env::args().skip(1).find(|arg| !arg.starts_with('-'))
+}
+
+async fn run_file(path: &Path) -> std::result::Result<(), String> {
+    let mut runner = Runner::new(|| async { Ok(IcefloeDb::new()) });
+    runner.with_column_validator(sqllogictest::strict_column_validator);
+    runner
+        .run_file_async(path)
+        .await
+        .map_err(|e| e.display(false).to_string())
+}
+
+async fn run_all() -> std::io::Result<(usize, usize)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::env::set_current_dir(root)?;
+    let files = slt_files(&root.join("sql-tests"), filter_argument().as_deref())?;
+    let (mut passed, mut failed) = (0, 0);
+    for path in files {
+        let name = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+        match run_file(&path).await {
+            Ok(()) => {
+                passed += 1;
+                println!("ok      {name}");
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAILED  {name}\n{e}\n");
+            }
+        }
+    }
+    Ok((passed, failed))
+}
+
+fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cannot start tokio: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run_all()) {
+        Ok((passed, failed)) => {
+            println!("sqllogictests: {passed} passed, {failed} failed");
+            if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("sqllogictests: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! `icefloe`: SQL over Apache Iceberg tables with Apache DataFusion, and a view of a table's
+//! metadata tree. See `icefloe --help`.
+#![deny(missing_docs, unreachable_pub)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::clone_on_ref_ptr
+)]
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use icefloe::cli::{Cli, CliError, CliResult, report_error, run};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match main_inner(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            report_error(&mut std::io::stderr().lock(), &e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main_inner(cli: Cli) -> CliResult<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(run(cli))
+}

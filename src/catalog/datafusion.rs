@@ -1,0 +1,261 @@
+//! DataFusion adapters: a catalog's namespaces as DataFusion schemas, its tables as
+//! [`IcebergTableProvider`]s.
+//!
+//! One namespace is one schema, also when it has several levels: the namespace
+//! `nested.inner` is the schema named `nested.inner`, so SQL quotes it:
+//! `SELECT * FROM ice."nested.inner".deep_table`.
+//!
+//! Tables are loaded when a query names them, from the catalog's current metadata pointer, so
+//! every query sees the latest commit.
+//!
+//! ```no_run
+//! # async fn example() -> icefloe::Result<()> {
+//! use datafusion::prelude::SessionContext;
+//! use icefloe::Relocation;
+//! use icefloe::catalog::{register_catalog, register_catalog_as_default};
+//!
+//! let ctx = SessionContext::new();
+//! register_catalog(&ctx, "ice", "/data/lake/catalog.db", Relocation::default()).await?;
+//! ctx.sql("SELECT * FROM ice.db.orders").await?.show().await?;
+//!
+//! // Or make the catalog the default one, so that namespaces need no catalog prefix.
+//! let ctx = SessionContext::new();
+//! register_catalog_as_default(&ctx, "/data/lake/catalog.db", Relocation::default()).await?;
+//! ctx.sql("SELECT * FROM db.orders").await?.show().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ::datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
+use ::datafusion::common::not_impl_err;
+use ::datafusion::datasource::TableType;
+use ::datafusion::error::Result as DFResult;
+use ::datafusion::prelude::SessionContext;
+use async_trait::async_trait;
+
+use super::sqlite::SqliteCatalog;
+use crate::error::Result;
+use crate::io::{FileIO, Relocation};
+use crate::provider::IcebergTableProvider;
+use crate::table::Table;
+
+/// A DataFusion catalog over a [`SqliteCatalog`]: one schema per namespace.
+///
+/// Optionally wraps another catalog (the `fallback`) whose schemas stay visible next to the
+/// namespaces, so that replacing DataFusion's default catalog keeps its `public` schema and
+/// `SessionContext::register_table` keeps working. A namespace hides a fallback schema of the
+/// same name.
+///
+/// `schema_names` and `schema` are synchronous in DataFusion's trait; they query the catalog
+/// database directly (tiny queries), and a database error there reads as "no schemas".
+#[derive(Debug)]
+pub struct IcebergCatalogProvider {
+    catalog: Arc<SqliteCatalog>,
+    fallback: Option<Arc<dyn CatalogProvider>>,
+}
+
+impl IcebergCatalogProvider {
+    /// A catalog provider showing only the catalog's namespaces.
+    pub fn new(catalog: Arc<SqliteCatalog>) -> Self {
+        Self {
+            catalog,
+            fallback: None,
+        }
+    }
+
+    /// Also shows the schemas of `fallback` (typically the catalog this one replaces), and
+    /// sends schema registration there.
+    pub fn with_fallback(mut self, fallback: Arc<dyn CatalogProvider>) -> Self {
+        self.fallback = Some(fallback);
+        self
+    }
+
+    /// The Iceberg catalog.
+    pub fn catalog(&self) -> &Arc<SqliteCatalog> {
+        &self.catalog
+    }
+
+    fn namespace_schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        let exists = self.catalog.namespace_exists(name).unwrap_or(false);
+        exists.then(|| {
+            Arc::new(IcebergSchemaProvider::new(Arc::clone(&self.catalog), name))
+                as Arc<dyn SchemaProvider>
+        })
+    }
+}
+
+impl CatalogProvider for IcebergCatalogProvider {
+    fn schema_names(&self) -> Vec<String> {
+        let mut names = self.catalog.list_namespaces().unwrap_or_default();
+        if let Some(fallback) = &self.fallback {
+            names.extend(fallback.schema_names());
+            names.sort();
+            names.dedup();
+        }
+        names
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        self.namespace_schema(name)
+            .or_else(|| self.fallback.as_ref().and_then(|f| f.schema(name)))
+    }
+
+    fn register_schema(
+        &self,
+        name: &str,
+        schema: Arc<dyn SchemaProvider>,
+    ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
+        match &self.fallback {
+            Some(fallback) if !self.catalog.namespace_exists(name)? => {
+                fallback.register_schema(name, schema)
+            }
+            _ => not_impl_err!(
+                "creating schemas in the Iceberg catalog {}",
+                self.catalog.name()
+            ),
+        }
+    }
+
+    fn deregister_schema(
+        &self,
+        name: &str,
+        cascade: bool,
+    ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
+        match &self.fallback {
+            Some(fallback) if !self.catalog.namespace_exists(name)? => {
+                fallback.deregister_schema(name, cascade)
+            }
+            _ => not_impl_err!(
+                "dropping schemas of the Iceberg catalog {}",
+                self.catalog.name()
+            ),
+        }
+    }
+}
+
+/// The tables of one namespace of a [`SqliteCatalog`], as a DataFusion schema.
+///
+/// [`SchemaProvider::table`] loads the table from the current metadata pointer on every call,
+/// so every query plans against the latest commit.
+#[derive(Debug)]
+pub struct IcebergSchemaProvider {
+    catalog: Arc<SqliteCatalog>,
+    namespace: String,
+}
+
+impl IcebergSchemaProvider {
+    /// The schema of `namespace` (dot-joined) in `catalog`.
+    pub fn new(catalog: Arc<SqliteCatalog>, namespace: impl Into<String>) -> Self {
+        Self {
+            catalog,
+            namespace: namespace.into(),
+        }
+    }
+
+    /// The namespace, dot-joined.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Loads the current version of a table of this namespace; `None` when there is none.
+    pub async fn load_table(&self, name: &str) -> Result<Option<Table>> {
+        let Some(location) = self.catalog.metadata_location(&self.namespace, name)? else {
+            return Ok(None);
+        };
+        let io: FileIO = self.catalog.io().clone();
+        Ok(Some(Table::load_metadata_file(io, location).await?))
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for IcebergSchemaProvider {
+    /// The namespace's tables; empty when the catalog database cannot be read.
+    fn table_names(&self) -> Vec<String> {
+        self.catalog
+            .list_tables(&self.namespace)
+            .unwrap_or_default()
+    }
+
+    async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        let Some(table) = self.load_table(name).await? else {
+            return Ok(None);
+        };
+        let provider = IcebergTableProvider::try_new(table, None)?;
+        Ok(Some(Arc::new(provider)))
+    }
+
+    async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
+        let location = self.catalog.metadata_location(&self.namespace, name)?;
+        Ok(location.map(|_| TableType::Base))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.catalog
+            .metadata_location(&self.namespace, name)
+            .is_ok_and(|location| location.is_some())
+    }
+}
+
+/// Opens the SQLite catalog at `db_path` and registers it in `ctx` as the catalog
+/// `catalog_name_in_sql`, replacing any catalog of that name. Its tables are then
+/// `catalog_name_in_sql.namespace.table` in SQL.
+///
+/// The database must hold exactly one catalog name (see [`SqliteCatalog::open`]); for a
+/// database with several, open the catalog yourself and register an
+/// [`IcebergCatalogProvider`] with `ctx.register_catalog`. Table files are read through the
+/// stores registered in `ctx`, with `relocation` applied.
+pub async fn register_catalog(
+    ctx: &SessionContext,
+    catalog_name_in_sql: &str,
+    db_path: impl AsRef<Path>,
+    relocation: Relocation,
+) -> Result<Arc<SqliteCatalog>> {
+    let catalog = open_for(ctx, db_path, relocation)?;
+    let provider = IcebergCatalogProvider::new(Arc::clone(&catalog));
+    ctx.register_catalog(catalog_name_in_sql, Arc::new(provider));
+    Ok(catalog)
+}
+
+/// Like [`register_catalog`], but registers the catalog under the session's default catalog
+/// name (`datafusion.catalog.default_catalog`, normally `datafusion`), so that SQL can name
+/// tables as `namespace.table`.
+///
+/// The catalog it replaces stays reachable as the fallback (see
+/// [`IcebergCatalogProvider::with_fallback`]): its `public` schema, and the tables registered
+/// there with `ctx.register_table`, keep working.
+pub async fn register_catalog_as_default(
+    ctx: &SessionContext,
+    db_path: impl AsRef<Path>,
+    relocation: Relocation,
+) -> Result<Arc<SqliteCatalog>> {
+    let catalog = open_for(ctx, db_path, relocation)?;
+    let default_name = ctx
+        .copied_config()
+        .options()
+        .catalog
+        .default_catalog
+        .clone();
+    let mut provider = IcebergCatalogProvider::new(Arc::clone(&catalog));
+    if let Some(previous) = ctx.catalog(&default_name) {
+        provider = provider.with_fallback(previous);
+    }
+    ctx.register_catalog(default_name, Arc::new(provider));
+    Ok(catalog)
+}
+
+/// Opens the catalog with a [`FileIO`] over the stores registered in `ctx`.
+fn open_for(
+    ctx: &SessionContext,
+    db_path: impl AsRef<Path>,
+    relocation: Relocation,
+) -> Result<Arc<SqliteCatalog>> {
+    let io = FileIO::new(ctx.runtime_env(), relocation);
+    Ok(Arc::new(SqliteCatalog::open(db_path, None, io)?))
+}
+
+#[cfg(test)]
+#[path = "datafusion_tests.rs"]
+mod tests;

@@ -1,0 +1,314 @@
+//! Tests of metadata file location and loading, over temporary table directories.
+
+use std::path::Path;
+
+use super::*;
+use crate::catalog::test_support::{STUB_JSON, gzip, metadata_json, write};
+
+/// A temporary table directory and its path as a string.
+fn table_dir() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    (dir, path)
+}
+
+/// Writes a valid metadata file `metadata/<name>` under `dir`.
+fn valid(dir: &str, name: &str) {
+    let path = Path::new(dir).join("metadata").join(name);
+    let json = metadata_json(dir);
+    if name.ends_with(".gz") || name.contains(".gz.") {
+        write(&path, &gzip(json.as_bytes()));
+    } else {
+        write(&path, json.as_bytes());
+    }
+}
+
+/// Writes `metadata/<name>` under `dir` with the given contents.
+fn raw(dir: &str, name: &str, contents: &str) {
+    write(
+        &Path::new(dir).join("metadata").join(name),
+        contents.as_bytes(),
+    );
+}
+
+async fn locate(location: &str) -> Result<String> {
+    locate_metadata(&FileIO::default(), location).await
+}
+
+fn meta(dir: &str, name: &str) -> String {
+    format!("{dir}/metadata/{name}")
+}
+
+// --- Pure name handling (no metadata parsing) ---
+
+#[test]
+fn version_numbers_from_file_names() {
+    assert_eq!(metadata_file_version("v3.metadata.json"), Some(3));
+    assert_eq!(metadata_file_version("v12.gz.metadata.json"), Some(12));
+    assert_eq!(metadata_file_version("v7.metadata.json.gz"), Some(7));
+    let uuid = "00042-5cafef12-ce2f-4877-9745-bda25bb30120";
+    assert_eq!(
+        metadata_file_version(&format!("{uuid}.metadata.json")),
+        Some(42)
+    );
+    assert_eq!(
+        metadata_file_version(&format!("{uuid}.gz.metadata.json")),
+        Some(42)
+    );
+    assert_eq!(metadata_file_version("version-hint.text"), None);
+    assert_eq!(metadata_file_version("snap-1-0-abc.avro"), None);
+    assert_eq!(metadata_file_version("vx.metadata.json"), None);
+    assert_eq!(metadata_file_version("abc-def.metadata.json"), None);
+    assert_eq!(metadata_file_version(".metadata.json"), None);
+}
+
+#[test]
+fn hint_forms() {
+    let m = "/t/metadata";
+    assert_eq!(
+        hint_candidates("/t", m, "3"),
+        [
+            "/t/metadata/v3.metadata.json",
+            "/t/metadata/v3.gz.metadata.json",
+            "/t/metadata/v3.metadata.json.gz"
+        ]
+    );
+    assert_eq!(
+        hint_candidates("/t", m, "v4")[0],
+        "/t/metadata/v4.metadata.json"
+    );
+    assert_eq!(
+        hint_candidates("/t", m, "s3://b/x.metadata.json"),
+        ["s3://b/x.metadata.json"]
+    );
+    assert_eq!(
+        hint_candidates("/t", m, "/a/x.metadata.json"),
+        ["/a/x.metadata.json"]
+    );
+    assert_eq!(
+        hint_candidates("/t", m, "metadata/v2.metadata.json"),
+        ["/t/metadata/v2.metadata.json"]
+    );
+    assert_eq!(
+        hint_candidates("/t", m, "00002-abc"),
+        [
+            "/t/metadata/00002-abc",
+            "/t/metadata/00002-abc.metadata.json"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_metadata_file_is_returned_as_given() {
+    for location in [
+        "/nowhere/t/metadata/v9.metadata.json",
+        "file:///nowhere/t/metadata/00001-abc.metadata.json",
+        "/nowhere/t/metadata/v2.metadata.json.gz",
+        "/nowhere/t/custom.json",
+    ] {
+        assert_eq!(locate(location).await.unwrap(), location);
+    }
+}
+
+#[tokio::test]
+async fn missing_directory_is_not_found_naming_it() {
+    let (_tmp, dir) = table_dir();
+    let missing = format!("{dir}/no_such_table");
+    let err = locate(&missing).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains(&missing), "{err}");
+}
+
+#[tokio::test]
+async fn missing_metadata_file_is_not_found_naming_it() {
+    let (_tmp, dir) = table_dir();
+    let location = meta(&dir, "v1.metadata.json");
+    let err = load_metadata(&FileIO::default(), &location)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains(&location), "{err}");
+}
+
+// --- Needs TableMetadata::parse ---
+
+#[tokio::test]
+async fn hint_names_the_version() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    valid(&dir, "v2.metadata.json");
+    valid(&dir, "v3.metadata.json");
+    raw(&dir, "version-hint.text", " 2\n");
+    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v2.metadata.json"));
+    assert_eq!(
+        locate(&format!("{dir}/")).await.unwrap(),
+        meta(&dir, "v2.metadata.json")
+    );
+}
+
+#[tokio::test]
+async fn txt_hint_and_gzip_target() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    valid(&dir, "v2.gz.metadata.json");
+    raw(&dir, "version-hint.txt", "2");
+    assert_eq!(
+        locate(&dir).await.unwrap(),
+        meta(&dir, "v2.gz.metadata.json")
+    );
+}
+
+#[tokio::test]
+async fn hint_holding_a_file_name_or_path() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "00001-aaaa.metadata.json");
+    valid(&dir, "00002-bbbb.metadata.json");
+    raw(&dir, "version-hint.text", "00001-aaaa.metadata.json");
+    assert_eq!(
+        locate(&dir).await.unwrap(),
+        meta(&dir, "00001-aaaa.metadata.json")
+    );
+    let full = meta(&dir, "00001-aaaa.metadata.json");
+    raw(&dir, "version-hint.text", &full);
+    assert_eq!(locate(&dir).await.unwrap(), full);
+}
+
+#[tokio::test]
+async fn empty_hint_falls_back_to_newest() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    valid(&dir, "v2.metadata.json");
+    raw(&dir, "version-hint.text", "  \n");
+    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v2.metadata.json"));
+}
+
+#[tokio::test]
+async fn garbage_hint_falls_back_to_newest() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    raw(&dir, "version-hint.text", "not a version");
+    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v1.metadata.json"));
+}
+
+#[tokio::test]
+async fn hint_pointing_at_a_stub_falls_back() {
+    let (_tmp, dir) = table_dir();
+    raw(&dir, "v0.metadata.json", STUB_JSON);
+    valid(&dir, "v1.metadata.json");
+    raw(&dir, "v2.metadata.json", STUB_JSON);
+    raw(&dir, "version-hint.text", "2");
+    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v1.metadata.json"));
+}
+
+#[tokio::test]
+async fn hint_pointing_at_a_missing_file_falls_back() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    raw(&dir, "version-hint.text", "7");
+    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v1.metadata.json"));
+}
+
+#[tokio::test]
+async fn no_hint_picks_highest_version_skipping_stubs() {
+    let (_tmp, dir) = table_dir();
+    raw(&dir, "v0.metadata.json", STUB_JSON);
+    for n in 1..=10 {
+        valid(&dir, &format!("v{n}.metadata.json"));
+    }
+    raw(&dir, "v11.metadata.json", "{ truncated");
+    raw(&dir, "snap-1-0-x.avro", "not metadata");
+    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v10.metadata.json"));
+}
+
+#[tokio::test]
+async fn uuid_style_names_order_by_number() {
+    let (_tmp, dir) = table_dir();
+    valid(
+        &dir,
+        "00009-ffff0000-0000-0000-0000-000000000000.metadata.json",
+    );
+    valid(
+        &dir,
+        "00010-00000000-0000-0000-0000-000000000000.metadata.json",
+    );
+    valid(
+        &dir,
+        "00002-aaaa0000-0000-0000-0000-000000000000.metadata.json",
+    );
+    let expected = meta(
+        &dir,
+        "00010-00000000-0000-0000-0000-000000000000.metadata.json",
+    );
+    assert_eq!(locate(&dir).await.unwrap(), expected);
+}
+
+#[tokio::test]
+async fn gzip_names_are_candidates() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    valid(&dir, "v2.gz.metadata.json");
+    assert_eq!(
+        locate(&dir).await.unwrap(),
+        meta(&dir, "v2.gz.metadata.json")
+    );
+    valid(&dir, "v3.metadata.json.gz");
+    assert_eq!(
+        locate(&dir).await.unwrap(),
+        meta(&dir, "v3.metadata.json.gz")
+    );
+    let loaded = load_metadata(&FileIO::default(), &meta(&dir, "v3.metadata.json.gz")).await;
+    assert_eq!(loaded.unwrap().location, dir);
+}
+
+#[tokio::test]
+async fn only_stubs_is_not_found_naming_the_directory() {
+    let (_tmp, dir) = table_dir();
+    raw(&dir, "v0.metadata.json", STUB_JSON);
+    let err = locate(&dir).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains(&dir), "{err}");
+}
+
+#[tokio::test]
+async fn url_style_input_keeps_its_style() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    let url = format!("file://{dir}");
+    assert_eq!(
+        locate(&url).await.unwrap(),
+        format!("{url}/metadata/v1.metadata.json")
+    );
+}
+
+#[tokio::test]
+async fn locate_and_load_returns_the_parse() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    let (location, metadata) = locate_and_load(&FileIO::default(), &dir).await.unwrap();
+    assert_eq!(location, meta(&dir, "v1.metadata.json"));
+    assert_eq!(metadata.location, dir);
+}
+
+#[tokio::test]
+async fn corrupt_file_error_names_it() {
+    let (_tmp, dir) = table_dir();
+    raw(&dir, "v1.metadata.json", "{ nope");
+    let location = meta(&dir, "v1.metadata.json");
+    let err = load_metadata(&FileIO::default(), &location)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains(&location), "{err}");
+}
+
+#[tokio::test]
+async fn broken_gzip_is_corrupt_naming_the_file() {
+    let (_tmp, dir) = table_dir();
+    let location = meta(&dir, "v1.gz.metadata.json");
+    write(Path::new(&location), &[0x1f, 0x8b, 0x08, 0x00, 0x01]);
+    let err = load_metadata(&FileIO::default(), &location)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains(&location), "{err}");
+}

@@ -1,0 +1,15 @@
+//! Where a table's current metadata pointer lives: a metadata file or table directory
+//! ([`file`]), or a SQLite catalog in the JDBC / PyIceberg SqlCatalog layout ([`sqlite`]),
+//! plus the DataFusion `CatalogProvider` over a catalog ([`datafusion`]).
+
+pub mod datafusion;
+pub mod file;
+pub mod sqlite;
+
+#[cfg(test)]
+mod test_support;
+
+pub use self::datafusion::{
+    IcebergCatalogProvider, IcebergSchemaProvider, register_catalog, register_catalog_as_default,
+};
+pub use sqlite::SqliteCatalog;

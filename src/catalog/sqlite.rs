@@ -1,0 +1,354 @@
+//! A SQLite catalog in the layout of Iceberg Java's `JdbcCatalog` and PyIceberg's `SqlCatalog`.
+//!
+//! The catalog is two tables, shared by any number of named catalogs:
+//!
+//! | table | columns |
+//! |---|---|
+//! | `iceberg_tables` | `catalog_name`, `table_namespace`, `table_name`, `metadata_location`, `previous_metadata_location`, `iceberg_type` |
+//! | `iceberg_namespace_properties` | `catalog_name`, `namespace`, `property_key`, `property_value` |
+//!
+//! A row of `iceberg_tables` is a table when `iceberg_type` is `'TABLE'` or NULL (views are
+//! `'VIEW'`); catalogs written by Java's V0 schema have no `iceberg_type` column at all, and
+//! every row is a table. Multi-level namespaces are stored dot-joined (`nested.inner`). The
+//! namespaces of a catalog are those with a table or with properties.
+//!
+//! The current metadata pointer (`metadata_location`) is read from the database on every
+//! call, so a commit by another process is seen by the next query.
+//!
+//! ## Concurrency
+//!
+//! A `rusqlite::Connection` is not `Sync`, so it lives behind a [`std::sync::Mutex`]. The
+//! queries are single-row or single-index lookups on tiny tables and run synchronously under
+//! the lock, also from async functions: they take microseconds, less than handing them to a
+//! blocking thread would. A busy timeout makes a query wait (up to 5 s) while another process
+//! holds the write lock, instead of failing.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::error::{Error, Result};
+use crate::io::FileIO;
+use crate::table::Table;
+
+/// How long a query waits for another process's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A read (and pointer-swap) view of one named catalog in a JDBC / PyIceberg SQLite database.
+///
+/// ```no_run
+/// # async fn example() -> icefloe::Result<()> {
+/// use icefloe::FileIO;
+/// use icefloe::catalog::SqliteCatalog;
+///
+/// let catalog = SqliteCatalog::open("/data/lake/catalog.db", None, FileIO::default())?;
+/// for namespace in catalog.list_namespaces()? {
+///     println!("{namespace}: {:?}", catalog.list_tables(&namespace)?);
+/// }
+/// let orders = catalog.load_table("db", "orders").await?;
+/// println!("{}", orders.metadata_location());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct SqliteCatalog {
+    db_path: PathBuf,
+    name: String,
+    has_type_column: bool,
+    has_namespace_table: bool,
+    io: FileIO,
+    conn: Mutex<Connection>,
+}
+
+impl SqliteCatalog {
+    /// Opens the catalog database at `db_path`, read-write when the file allows it, else
+    /// read-only. A missing file is [`Error::NotFound`]; no database is ever created.
+    ///
+    /// `catalog_name` picks one catalog of the database (the `catalog_name` column). `None`
+    /// means the only catalog name in the database: an error lists the names when there are
+    /// several, and an empty database is taken as PyIceberg's `"default"`.
+    ///
+    /// `io` reads the metadata files the catalog points at (with its relocation rules).
+    pub fn open(db_path: impl AsRef<Path>, catalog_name: Option<&str>, io: FileIO) -> Result<Self> {
+        let db_path = db_path.as_ref().to_path_buf();
+        if !db_path.is_file() {
+            return Err(Error::not_found(format!(
+                "catalog database {}",
+                db_path.display()
+            )));
+        }
+        let conn = open_connection(&db_path)?;
+        let db = DbRef(&db_path);
+        if !has_table(&conn, "iceberg_tables").map_err(|e| db.error("reading the schema", e))? {
+            return Err(Error::Catalog {
+                catalog: db.label(),
+                reason: "not an Iceberg catalog: table iceberg_tables is missing".to_string(),
+                source: None,
+            });
+        }
+        let has_namespace_table = has_table(&conn, "iceberg_namespace_properties")
+            .map_err(|e| db.error("reading the schema", e))?;
+        let has_type_column = has_column(&conn, "iceberg_tables", "iceberg_type")
+            .map_err(|e| db.error("reading the schema", e))?;
+        let name = match catalog_name {
+            Some(name) => name.to_string(),
+            None => only_catalog_name(&conn, has_namespace_table, db)?,
+        };
+        Ok(Self {
+            db_path,
+            name,
+            has_type_column,
+            has_namespace_table,
+            io,
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// The catalog's name (its `catalog_name` in the database).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The database file.
+    pub fn db_path(&self) -> &Path {
+        &self.db_path
+    }
+
+    /// The IO that reads the tables' files.
+    pub fn io(&self) -> &FileIO {
+        &self.io
+    }
+
+    /// The catalog's namespaces, dot-joined (`db`, `nested.inner`), sorted.
+    pub fn list_namespaces(&self) -> Result<Vec<String>> {
+        let sql = if self.has_namespace_table {
+            "SELECT table_namespace FROM iceberg_tables WHERE catalog_name = ?1
+             UNION SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ?1
+             ORDER BY 1"
+        } else {
+            "SELECT DISTINCT table_namespace FROM iceberg_tables WHERE catalog_name = ?1 ORDER BY 1"
+        };
+        self.query_strings(sql, params![self.name], "listing namespaces")
+    }
+
+    /// Whether the namespace (dot-joined) exists.
+    pub fn namespace_exists(&self, namespace: &str) -> Result<bool> {
+        Ok(self.list_namespaces()?.iter().any(|n| n == namespace))
+    }
+
+    /// The names of the tables (not views) in a namespace, sorted.
+    ///
+    /// Errors: [`Error::NotFound`] when the namespace does not exist.
+    pub fn list_tables(&self, namespace: &str) -> Result<Vec<String>> {
+        let sql = format!(
+            "SELECT table_name FROM iceberg_tables
+             WHERE catalog_name = ?1 AND table_namespace = ?2{} ORDER BY table_name",
+            self.table_filter()
+        );
+        let tables = self.query_strings(&sql, params![self.name, namespace], "listing tables")?;
+        if tables.is_empty() && !self.namespace_exists(namespace)? {
+            return Err(Error::not_found(format!(
+                "namespace {namespace} in catalog {}",
+                self.name
+            )));
+        }
+        Ok(tables)
+    }
+
+    /// The current metadata file of a table, read fresh from the database; `None` when the
+    /// table does not exist (or has no pointer yet).
+    pub fn metadata_location(&self, namespace: &str, table: &str) -> Result<Option<String>> {
+        let sql = format!(
+            "SELECT metadata_location FROM iceberg_tables
+             WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3{}",
+            self.table_filter()
+        );
+        let conn = self.lock();
+        let found: Option<Option<String>> = conn
+            .query_row(&sql, params![self.name, namespace, table], |row| row.get(0))
+            .optional()
+            .map_err(|e| self.db().error("reading a metadata location", e))?;
+        Ok(found.flatten())
+    }
+
+    /// Loads the current version of a table.
+    ///
+    /// Errors: [`Error::NotFound`] naming `namespace.table` when the catalog has no such
+    /// table; the errors of [`Table::load_metadata_file`] otherwise.
+    pub async fn load_table(&self, namespace: &str, table: &str) -> Result<Table> {
+        let location = self.metadata_location(namespace, table)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "table {namespace}.{table} in catalog {}",
+                self.name
+            ))
+        })?;
+        Table::load_metadata_file(self.io.clone(), location).await
+    }
+
+    /// Swaps a table's metadata pointer from `expected_current` to `new`, atomically: the
+    /// update only happens while the pointer is still `expected_current`, and the old pointer
+    /// becomes `previous_metadata_location`.
+    ///
+    /// Errors: [`Error::CommitConflict`] when the pointer has moved (another writer
+    /// committed), [`Error::NotFound`] when the table does not exist.
+    pub fn commit_metadata_location(
+        &self,
+        namespace: &str,
+        table: &str,
+        expected_current: &str,
+        new: &str,
+    ) -> Result<()> {
+        let sql = format!(
+            "UPDATE iceberg_tables SET metadata_location = ?5, previous_metadata_location = ?4
+             WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3
+               AND metadata_location = ?4{}",
+            self.table_filter()
+        );
+        let changed = self
+            .lock()
+            .execute(
+                &sql,
+                params![self.name, namespace, table, expected_current, new],
+            )
+            .map_err(|e| self.db().error("committing a metadata location", e))?;
+        if changed == 1 {
+            return Ok(());
+        }
+        let qualified = format!("{namespace}.{table}");
+        match self.metadata_location(namespace, table)? {
+            None => Err(Error::not_found(format!(
+                "table {qualified} in catalog {}",
+                self.name
+            ))),
+            Some(current) => Err(Error::CommitConflict {
+                table: qualified,
+                reason: format!("metadata location is {current}, expected {expected_current}"),
+            }),
+        }
+    }
+
+    /// The extra `WHERE` condition that keeps tables and drops views.
+    fn table_filter(&self) -> &'static str {
+        if self.has_type_column {
+            " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
+        } else {
+            ""
+        }
+    }
+
+    /// The first column of every row of a query, as strings.
+    fn query_strings(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        what: &str,
+    ) -> Result<Vec<String>> {
+        let conn = self.lock();
+        collect_strings(&conn, sql, params).map_err(|e| self.db().error(what, e))
+    }
+
+    /// The connection. A poisoned lock is taken over: a panic elsewhere cannot leave a
+    /// SQLite connection half-changed, since every statement is atomic.
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn db(&self) -> DbRef<'_> {
+        DbRef(&self.db_path)
+    }
+}
+
+/// The database file, for error messages.
+#[derive(Clone, Copy)]
+struct DbRef<'a>(&'a Path);
+
+impl DbRef<'_> {
+    fn label(self) -> String {
+        self.0.display().to_string()
+    }
+
+    /// A [`Error::Catalog`] naming the database file.
+    fn error(self, what: &str, source: rusqlite::Error) -> Error {
+        Error::Catalog {
+            catalog: self.label(),
+            reason: format!("{what} failed"),
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+/// Opens an existing database read-write, falling back to read-only; never creates one.
+fn open_connection(db_path: &Path) -> Result<Connection> {
+    let base = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(db_path, base | OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .or_else(|_| Connection::open_with_flags(db_path, base | OpenFlags::SQLITE_OPEN_READ_ONLY))
+        .map_err(|e| DbRef(db_path).error("opening the database", e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| DbRef(db_path).error("setting the busy timeout", e))?;
+    Ok(conn)
+}
+
+/// Whether the database has a table of that name.
+fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        params![table],
+        |row| row.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+/// Whether a table has a column of that name (`PRAGMA table_info`).
+fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    let columns = collect_strings(
+        conn,
+        "SELECT name FROM pragma_table_info(?1)",
+        params![table],
+    )?;
+    Ok(columns.iter().any(|c| c.eq_ignore_ascii_case(column)))
+}
+
+/// The first column of every row of a query, as strings.
+fn collect_strings(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(sql)?;
+    let rows = stmt.query_map(params, |row| row.get::<_, String>(0))?;
+    rows.collect()
+}
+
+/// The one catalog name in the database (`"default"` when there is none).
+fn only_catalog_name(
+    conn: &Connection,
+    has_namespace_table: bool,
+    db: DbRef<'_>,
+) -> Result<String> {
+    let sql = if has_namespace_table {
+        "SELECT catalog_name FROM iceberg_tables
+         UNION SELECT catalog_name FROM iceberg_namespace_properties ORDER BY 1"
+    } else {
+        "SELECT DISTINCT catalog_name FROM iceberg_tables ORDER BY 1"
+    };
+    let mut names =
+        collect_strings(conn, sql, []).map_err(|e| db.error("listing catalog names", e))?;
+    match names.len() {
+        0 => Ok("default".to_string()),
+        1 => Ok(names.remove(0)),
+        _ => Err(Error::Catalog {
+            catalog: db.label(),
+            reason: format!(
+                "the database holds several catalogs ({}); name one",
+                names.join(", ")
+            ),
+            source: None,
+        }),
+    }
+}
+
+#[cfg(test)]
+#[path = "sqlite_tests.rs"]
+mod tests;

@@ -1,0 +1,185 @@
+//! Command line arguments (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::io::Relocation;
+
+/// `icefloe`: SQL over Apache Iceberg tables with Apache DataFusion.
+#[derive(Debug, Parser)]
+#[command(name = "icefloe", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run SQL over Iceberg tables: the given query, or an interactive shell without one.
+    Sql(SqlArgs),
+    /// Draw a table's metadata tree: snapshots, manifest lists, manifests and data files.
+    Tree(TreeArgs),
+}
+
+/// Arguments of `icefloe sql`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SqlArgs {
+    /// A SQLite Iceberg catalog (JDBC / PyIceberg SqlCatalog layout) to use as the default
+    /// catalog: its tables are `namespace.table`.
+    #[arg(long, value_name = "FILE.db")]
+    pub catalog: Option<PathBuf>,
+
+    /// Registers a table: LOCATION is a metadata file or a table directory.
+    #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
+    pub tables: Vec<TableArg>,
+
+    /// Reads paths under OLD from NEW instead (for moved tables); may be repeated.
+    #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
+    pub relocate: Vec<RelocateArg>,
+
+    /// How results are printed.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+
+    /// SQL to run; several statements may be separated by `;`. Without it, an interactive
+    /// shell starts.
+    pub query: Option<String>,
+}
+
+/// Arguments of `icefloe tree`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TreeArgs {
+    /// The table: a metadata file or table directory, or `namespace.table` with `--catalog`.
+    pub location: String,
+
+    /// Loads LOCATION (`namespace.table`) from this SQLite Iceberg catalog.
+    #[arg(long, value_name = "FILE.db")]
+    pub catalog: Option<PathBuf>,
+
+    /// Reads paths under OLD from NEW instead (for moved tables); may be repeated.
+    #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
+    pub relocate: Vec<RelocateArg>,
+
+    /// Files shown per manifest before the rest are summarised.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_files: usize,
+}
+
+/// How query results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OutputFormat {
+    /// A boxed text table.
+    #[default]
+    Table,
+    /// CSV with a header row (RFC 4180 quoting).
+    Csv,
+    /// One JSON object per row and line.
+    Json,
+}
+
+/// A `--table NAME=LOCATION` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableArg {
+    /// The name the table is registered under (`t` or `schema.t`).
+    pub name: String,
+    /// A metadata file or table directory.
+    pub location: String,
+}
+
+/// A `--relocate OLD=NEW` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelocateArg {
+    /// The prefix written in metadata.
+    pub old: String,
+    /// Where those files are now.
+    pub new: String,
+}
+
+/// The relocation rules of a list of `--relocate` arguments.
+pub fn relocation_of(rules: &[RelocateArg]) -> Relocation {
+    rules.iter().fold(Relocation::new(), |r, rule| {
+        r.with_rule(rule.old.as_str(), rule.new.as_str())
+    })
+}
+
+fn split_pair(s: &str, form: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => {
+            Ok((a.trim().to_string(), b.trim().to_string()))
+        }
+        _ => Err(format!("expected {form}, got '{s}'")),
+    }
+}
+
+fn parse_table_arg(s: &str) -> Result<TableArg, String> {
+    let (name, location) = split_pair(s, "NAME=LOCATION")?;
+    Ok(TableArg { name, location })
+}
+
+fn parse_relocate_arg(s: &str) -> Result<RelocateArg, String> {
+    // Validate with the library's own parser so both accept the same rules.
+    Relocation::new().parse_rule(s).map_err(|e| e.to_string())?;
+    let (old, new) = split_pair(s, "OLD=NEW")?;
+    Ok(RelocateArg { old, new })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("icefloe").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn parses_sql_arguments() {
+        let cli = parse(&[
+            "sql",
+            "--table",
+            "t=/a/b",
+            "--table",
+            "u=/c",
+            "--relocate",
+            "s3://x=/y",
+            "--format",
+            "json",
+            "SELECT 1",
+        ])
+        .unwrap();
+        let Command::Sql(args) = cli.command else {
+            panic!("not sql")
+        };
+        assert_eq!(args.tables.len(), 2);
+        assert_eq!(
+            args.tables[0],
+            TableArg {
+                name: "t".into(),
+                location: "/a/b".into()
+            }
+        );
+        assert_eq!(args.relocate[0].old, "s3://x");
+        assert_eq!(args.format, OutputFormat::Json);
+        assert_eq!(args.query.as_deref(), Some("SELECT 1"));
+        assert_eq!(relocation_of(&args.relocate).apply("s3://x/f"), "/y/f");
+    }
+
+    #[test]
+    fn rejects_malformed_pairs() {
+        assert!(parse(&["sql", "--table", "t"]).is_err());
+        assert!(parse(&["sql", "--relocate", "=b"]).is_err());
+        assert!(parse(&["tree"]).is_err());
+    }
+
+    #[test]
+    fn tree_defaults() {
+        let cli = parse(&["tree", "/t"]).unwrap();
+        let Command::Tree(args) = cli.command else {
+            panic!("not tree")
+        };
+        assert_eq!(args.max_files, 20);
+        assert!(args.catalog.is_none());
+    }
+}

@@ -1,0 +1,105 @@
+//! Library side of the `icefloe` command line: argument types ([`args`]), output printers
+//! ([`print`]), statement splitting ([`split`]), the SQL session and interactive shell, and the
+//! `tree` view ([`tree`]).
+//!
+//! The binary only parses [`Cli`] and calls [`run`]; everything here is testable without it.
+
+pub mod args;
+pub mod json;
+pub mod print;
+mod session;
+mod shell;
+pub mod split;
+pub mod tree;
+mod tree_load;
+
+use std::io::Write;
+
+use datafusion::arrow::error::ArrowError;
+use datafusion::error::DataFusionError;
+
+pub use args::{Cli, Command, OutputFormat, SqlArgs, TreeArgs};
+pub use session::{SqlSession, run_sql};
+pub use tree_load::{load_tree, run_tree};
+
+/// An error of the command line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// Opening or reading a table or catalog failed.
+    #[error(transparent)]
+    Icefloe(#[from] crate::Error),
+    /// Planning or running a query failed.
+    #[error(transparent)]
+    DataFusion(#[from] DataFusionError),
+    /// Formatting a result failed.
+    #[error(transparent)]
+    Arrow(#[from] ArrowError),
+    /// Writing to the output failed.
+    #[error("writing output: {0}")]
+    Output(#[from] std::io::Error),
+    /// Encoding a JSON row failed.
+    #[error("writing JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The line editor of the interactive shell failed.
+    #[error("line editor: {0}")]
+    Shell(#[from] rustyline::error::ReadlineError),
+    /// The async runtime could not start.
+    #[error("starting the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// A command line argument is unusable.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// A `Result` with [`CliError`].
+pub type CliResult<T> = std::result::Result<T, CliError>;
+
+/// Runs a parsed command line, printing results to stdout.
+pub async fn run(cli: Cli) -> CliResult<()> {
+    match cli.command {
+        Command::Sql(args) => run_sql(args).await,
+        Command::Tree(args) => run_tree(&args, &mut std::io::stdout().lock()).await,
+    }
+}
+
+/// Writes an error and its chain of causes (`Error: ...: cause: ...`) to `err`, one line.
+pub fn report_error<W: Write>(err: &mut W, error: &dyn std::error::Error) {
+    // Nothing sensible is left to do when stderr itself fails.
+    let _ = writeln!(err, "Error: {}", error_chain(error));
+}
+
+/// An error and its causes on one line, skipping causes its message already includes.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_error_chain() {
+        let inner = std::io::Error::other("disk on fire");
+        let err = crate::Error::Io {
+            path: "/t/x.avro".into(),
+            source: Box::new(inner),
+        };
+        let mut out = Vec::new();
+        report_error(&mut out, &CliError::from(err));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Error: I/O error on /t/x.avro: disk on fire\n"
+        );
+    }
+}

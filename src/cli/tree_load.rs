@@ -1,0 +1,150 @@
+//! Loading what `icefloe tree` draws: the table, every snapshot's manifest list and every
+//! manifest (each read once, however many snapshots list it). Read errors are kept in the tree
+//! so that a broken file shows up in place instead of hiding the rest.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Arc;
+
+use datafusion::execution::runtime_env::RuntimeEnv;
+
+use super::args::{TreeArgs, relocation_of};
+use super::tree::{ManifestTree, SnapshotTree, TableTree, TreeOptions, render_tree};
+use super::{CliError, CliResult, error_chain};
+use crate::Table;
+use crate::catalog::SqliteCatalog;
+use crate::io::FileIO;
+use crate::scan::{read_manifest, read_manifest_list};
+use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
+
+type Entries = Result<Arc<Vec<ManifestEntry>>, String>;
+
+/// `icefloe tree`: loads the table of `args` and draws its tree to `out`.
+pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
+    let io = FileIO::new(
+        Arc::new(RuntimeEnv::default()),
+        relocation_of(&args.relocate),
+    );
+    let (table, pointer) = match &args.catalog {
+        Some(db) => {
+            let (namespace, name) = split_table_name(&args.location)?;
+            let catalog = SqliteCatalog::open(db, None, io)?;
+            let table = catalog.load_table(namespace, name).await?;
+            (
+                table,
+                format!("catalog {} {namespace}.{name}", db.display()),
+            )
+        }
+        None => {
+            let pointer = describe_pointer(&io, &args.location).await;
+            (Table::load(io, &args.location).await?, pointer)
+        }
+    };
+    let tree = load_tree(&table, args.location.clone(), Some(pointer)).await;
+    let options = TreeOptions {
+        max_files: args.max_files,
+    };
+    out.write_all(render_tree(&tree, options).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `namespace.table` split at its last dot (namespaces may hold dots).
+fn split_table_name(name: &str) -> CliResult<(&str, &str)> {
+    match name.rsplit_once('.') {
+        Some((namespace, table)) if !namespace.is_empty() && !table.is_empty() => {
+            Ok((namespace, table))
+        }
+        _ => Err(CliError::Usage(format!(
+            "with --catalog the table is `namespace.table`, got '{name}'"
+        ))),
+    }
+}
+
+/// How a location leads to its metadata file: a metadata file itself, the version hint, or a
+/// listing of the metadata directory.
+async fn describe_pointer(io: &FileIO, location: &str) -> String {
+    let trimmed = location.trim_end_matches('/');
+    if trimmed.ends_with(".json") || trimmed.ends_with(".gz") {
+        return "metadata file".to_string();
+    }
+    for hint in ["metadata/version-hint.text", "metadata/version-hint.txt"] {
+        if let Ok(bytes) = io.read(&format!("{trimmed}/{hint}")).await {
+            return format!("{hint} -> {}", String::from_utf8_lossy(&bytes).trim());
+        }
+    }
+    "newest metadata file in metadata/".to_string()
+}
+
+/// Reads every snapshot's manifests and their entries.
+pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> TableTree {
+    let metadata = Arc::clone(table.metadata());
+    let mut snapshots: Vec<&Snapshot> = metadata.snapshots.iter().collect();
+    snapshots.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+    let mut cache: HashMap<String, Entries> = HashMap::new();
+    let mut loaded = Vec::with_capacity(snapshots.len());
+    for snapshot in snapshots {
+        loaded.push(load_snapshot(table, snapshot, &mut cache).await);
+    }
+    TableTree {
+        name,
+        pointer,
+        metadata_location: table.metadata_location().to_string(),
+        metadata,
+        snapshots: loaded,
+    }
+}
+
+async fn load_snapshot(
+    table: &Table,
+    snapshot: &Snapshot,
+    cache: &mut HashMap<String, Entries>,
+) -> SnapshotTree {
+    let manifests = match read_manifest_list(table.io(), table.metadata(), snapshot).await {
+        Ok(files) => {
+            let mut manifests = Vec::with_capacity(files.len());
+            for manifest in files {
+                let entries = load_entries(table, &manifest, cache).await;
+                manifests.push(ManifestTree { manifest, entries });
+            }
+            Ok(manifests)
+        }
+        Err(e) => Err(error_chain(&e)),
+    };
+    SnapshotTree {
+        snapshot: snapshot.clone(),
+        manifests,
+    }
+}
+
+async fn load_entries(
+    table: &Table,
+    manifest: &ManifestFile,
+    cache: &mut HashMap<String, Entries>,
+) -> Entries {
+    if let Some(entries) = cache.get(&manifest.manifest_path) {
+        return entries.clone();
+    }
+    let entries = read_manifest(table.io(), table.metadata(), manifest)
+        .await
+        .map(|m| Arc::new(m.entries))
+        .map_err(|e| error_chain(&e));
+    cache.insert(manifest.manifest_path.clone(), entries.clone());
+    entries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_nested_namespaces_at_the_last_dot() {
+        assert_eq!(split_table_name("db.orders").unwrap(), ("db", "orders"));
+        assert_eq!(
+            split_table_name("nested.inner.t").unwrap(),
+            ("nested.inner", "t")
+        );
+        assert!(split_table_name("orders").is_err());
+        assert!(split_table_name("db.").is_err());
+    }
+}

@@ -1,0 +1,142 @@
+//! The one error type of icefloe.
+//!
+//! Variants are named for what the caller should do next, and carry the object they are about
+//! (a file path, a snapshot id, a ref name, a column) plus the underlying `source` where there is
+//! one. Conversion into [`DataFusionError`] happens only at the DataFusion boundary.
+
+use datafusion::error::DataFusionError;
+
+/// A `Result` with icefloe's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while reading or writing an Iceberg table.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file, table, namespace, snapshot or ref does not exist.
+    #[error("not found: {what}")]
+    NotFound {
+        /// What was looked for, e.g. `metadata file s3://b/t/metadata/v3.metadata.json`.
+        what: String,
+        /// The store's error, when the miss came from storage.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+
+    /// A file exists but its bytes do not form what the spec says they must (truncated JSON,
+    /// a broken Avro block, a manifest entry without a required field, ...).
+    #[error("corrupt {path}: {reason}")]
+    Corrupt {
+        /// The file (or object) that is broken.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+        /// The decoder's error, when there is one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+
+    /// Valid input that icefloe does not support (yet): a format version above 3, a `variant`
+    /// column, row-level deletes, ...
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+
+    /// The caller asked for something that cannot be: an unknown transform string, a bad
+    /// relocation rule, a table name with no namespace, ...
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// Another writer committed first and the retries ran out.
+    #[error("commit conflict on {table}: {reason}")]
+    CommitConflict {
+        /// The table whose pointer moved.
+        table: String,
+        /// What the catalog saw.
+        reason: String,
+    },
+
+    /// An object store request failed for a reason other than a missing object.
+    #[error("I/O error on {path}")]
+    Io {
+        /// The object the request was for.
+        path: String,
+        /// The store's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// The SQLite catalog failed.
+    #[error("catalog {catalog}: {reason}")]
+    Catalog {
+        /// The catalog file or name.
+        catalog: String,
+        /// What failed.
+        reason: String,
+        /// The database error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+
+    /// DataFusion or Arrow failed while icefloe drove them.
+    #[error(transparent)]
+    DataFusion(#[from] DataFusionError),
+}
+
+impl Error {
+    /// A [`Error::Corrupt`] without an underlying error.
+    pub fn corrupt(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::Corrupt {
+            path: path.into(),
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
+    /// A [`Error::Corrupt`] caused by a decoder error.
+    pub fn corrupt_with(
+        path: impl Into<String>,
+        reason: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Corrupt {
+            path: path.into(),
+            reason: reason.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// A [`Error::NotFound`] that did not come from storage.
+    pub fn not_found(what: impl Into<String>) -> Self {
+        Self::NotFound {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// Re-labels a context-free error (for example one raised by a pure decoder that was handed
+    /// bytes) with the path of the file those bytes came from.
+    pub fn in_file(self, path: &str) -> Self {
+        match self {
+            Self::Corrupt {
+                path: inner,
+                reason,
+                source,
+            } if inner.is_empty() => Self::Corrupt {
+                path: path.to_string(),
+                reason,
+                source,
+            },
+            Self::Unsupported(msg) => Self::Unsupported(format!("{path}: {msg}")),
+            other => other,
+        }
+    }
+}
+
+impl From<Error> for DataFusionError {
+    fn from(err: Error) -> Self {
+        match err {
+            Error::DataFusion(e) => e,
+            other => DataFusionError::External(Box::new(other)),
+        }
+    }
+}

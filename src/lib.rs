@@ -1,0 +1,56 @@
+//! # icefloe: Apache Iceberg tables in Apache DataFusion
+//!
+//! icefloe reads Iceberg tables (format v1, v2 and v3) written by Spark, PyIceberg, Trino,
+//! DuckDB and others, and answers SQL over them through DataFusion.
+//!
+//! The layers mirror the table's metadata tree (see `ARCHITECTURE.md`):
+//! [`spec`] (pure types: metadata, snapshots, manifest lists, manifests), [`io`] (object store
+//! access and relocation), [`catalog`] (where a table's current metadata pointer lives),
+//! [`scan`] (planning a snapshot's files and handing them to DataFusion's Parquet reader), and
+//! [`IcebergTableProvider`], the DataFusion `TableProvider`.
+//!
+//! ```no_run
+//! # async fn example() -> icefloe::Result<()> {
+//! use datafusion::prelude::SessionContext;
+//! use icefloe::{IcebergTableProvider, TableOptions};
+//! use std::sync::Arc;
+//!
+//! let ctx = SessionContext::new();
+//! let table = IcebergTableProvider::open(&ctx, "/data/warehouse/db/orders", TableOptions::default()).await?;
+//! ctx.register_table("orders", Arc::new(table))?;
+//! let batches = ctx.sql("SELECT count(*) FROM orders").await?.collect().await?;
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs, unreachable_pub)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::clone_on_ref_ptr
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::clone_on_ref_ptr
+    )
+)]
+
+pub mod catalog;
+pub mod cli;
+mod error;
+pub mod io;
+mod provider;
+pub mod scan;
+pub mod spec;
+pub mod sql;
+mod table;
+pub mod to_arrow;
+
+pub use error::{Error, Result};
+pub use io::{FileIO, Relocation};
+pub use provider::IcebergTableProvider;
+pub use table::{Table, TableOptions};

@@ -1,0 +1,103 @@
+//! Reading a snapshot's manifest list and manifests through [`FileIO`], with errors that name
+//! the file and the snapshot.
+
+use crate::error::{Error, Result};
+use crate::io::FileIO;
+use crate::spec::manifest::parse_manifest_metadata;
+use crate::spec::manifest_list::parse_manifest_list;
+use crate::spec::{
+    Manifest, ManifestContent, ManifestFile, PartitionSpec, Snapshot, StructType, TableMetadata,
+    manifest::parse_manifest,
+};
+
+/// The manifests of a snapshot: its manifest list, or for old v1 snapshots the embedded
+/// `manifests` list (each manifest's spec id then comes from the manifest's own header).
+pub async fn read_manifest_list(
+    io: &FileIO,
+    metadata: &TableMetadata,
+    snapshot: &Snapshot,
+) -> Result<Vec<ManifestFile>> {
+    if let Some(list) = &snapshot.manifest_list {
+        let bytes = io.read(list).await.map_err(|e| in_snapshot(e, snapshot))?;
+        return parse_manifest_list(&bytes, metadata.format_version).map_err(|e| e.in_file(list));
+    }
+    let Some(paths) = &snapshot.manifests else {
+        return Err(Error::corrupt(
+            format!("snapshot {}", snapshot.snapshot_id),
+            "has neither a manifest-list nor a manifests list",
+        ));
+    };
+    let mut manifests = Vec::with_capacity(paths.len());
+    for path in paths {
+        let bytes = io.read(path).await.map_err(|e| in_snapshot(e, snapshot))?;
+        let header = parse_manifest_metadata(&bytes).map_err(|e| e.in_file(path))?;
+        manifests.push(ManifestFile {
+            manifest_path: path.clone(),
+            manifest_length: i64::try_from(bytes.len()).unwrap_or(i64::MAX),
+            partition_spec_id: header.partition_spec_id.unwrap_or(metadata.default_spec_id),
+            content: header.content.unwrap_or(ManifestContent::Data),
+            sequence_number: 0,
+            min_sequence_number: 0,
+            added_snapshot_id: snapshot.snapshot_id,
+            added_files_count: None,
+            existing_files_count: None,
+            deleted_files_count: None,
+            added_rows_count: None,
+            existing_rows_count: None,
+            deleted_rows_count: None,
+            partitions: None,
+            key_metadata: None,
+            first_row_id: None,
+        });
+    }
+    Ok(manifests)
+}
+
+/// Reads one manifest with inheritance from its manifest-list entry applied.
+pub async fn read_manifest(
+    io: &FileIO,
+    metadata: &TableMetadata,
+    manifest: &ManifestFile,
+) -> Result<Manifest> {
+    let path = &manifest.manifest_path;
+    let spec = metadata
+        .partition_spec_by_id(manifest.partition_spec_id)
+        .ok_or_else(|| {
+            Error::corrupt(
+                path.clone(),
+                format!(
+                    "partition spec {} is not in the table metadata",
+                    manifest.partition_spec_id
+                ),
+            )
+        })?;
+    let partition_type = partition_type(metadata, spec).map_err(|e| e.in_file(path))?;
+    let bytes = io.read(path).await?;
+    parse_manifest(&bytes, manifest, &partition_type).map_err(|e| e.in_file(path))
+}
+
+/// The partition struct type of a spec, with source types from the current schema (so values
+/// of promoted columns read as the current type), falling back to older schemas for source
+/// columns that were dropped since.
+pub fn partition_type(metadata: &TableMetadata, spec: &PartitionSpec) -> Result<StructType> {
+    let current = metadata.current_schema();
+    match spec.partition_type(current) {
+        Ok(t) => Ok(t),
+        Err(first) => metadata
+            .schemas
+            .iter()
+            .rev()
+            .find_map(|s| spec.partition_type(s).ok())
+            .ok_or(first),
+    }
+}
+
+fn in_snapshot(err: Error, snapshot: &Snapshot) -> Error {
+    match err {
+        Error::NotFound { what, source } => Error::NotFound {
+            what: format!("{what} (manifest list of snapshot {})", snapshot.snapshot_id),
+            source,
+        },
+        other => other,
+    }
+}

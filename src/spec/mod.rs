@@ -1,0 +1,23 @@
+//! The Iceberg table spec as Rust types: pure and synchronous, bytes in and out, no IO and no
+//! DataFusion. One module per spec section.
+
+mod avro;
+pub mod manifest;
+pub mod manifest_list;
+pub mod metadata;
+pub mod partition;
+pub mod schema;
+pub mod snapshot;
+pub mod sort;
+pub mod types;
+pub mod values;
+
+pub use manifest::{DataContentType, DataFile, FileFormat, Manifest, ManifestEntry, ManifestMetadata, ManifestStatus};
+pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
+pub use metadata::{FormatVersion, TableMetadata};
+pub use partition::{PartitionField, PartitionSpec, Transform};
+pub use schema::{NameMapping, Schema};
+pub use snapshot::{MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotReference, SnapshotRetention, Summary};
+pub use sort::{SortOrder, SortField};
+pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};
+pub use values::Literal;

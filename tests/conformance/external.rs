@@ -1,0 +1,348 @@
+//! The external set: tables written by Spark, Flink, Hive, Impala, Trino and BigQuery, checked
+//! against `external/expected_answers.json` (see `external/README.md` for every table's quirks).
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::render::{self, Style, json_equal};
+use crate::sql_expr;
+use crate::support::{self, FixtureRoot, Report, TableSpec, ident, isolated, open_as_t};
+
+/// Flip once icefloe applies position, equality and deletion-vector deletes: the delete
+/// snapshots are then checked against their answers instead of being required to fail.
+const ROW_LEVEL_DELETES_SUPPORTED: bool = false;
+
+/// Tables whose snapshot summaries lack the `total-*-deletes` counts, and whether their
+/// README entry lists delete files (neither does).
+const TABLES_WITHOUT_DELETE_TOTALS: &[(&str, bool)] =
+    &[("duckdb_bigquery", false), ("impala_partitioned_v1", false)];
+
+/// Tables whose README documents a column type a reader may refuse: the keyword a refusal
+/// must mention. A reader that supports the type must give the answers instead.
+const UNSUPPORTED_TYPE_TABLES: &[(&str, &str)] = &[("impala_trino_variant", "variant")];
+
+/// Snapshots that must fail cleanly (README: the manifest list is missing).
+const UNREADABLE_SNAPSHOTS: &[(&str, i64)] = &[("duckdb_equality_deletes/mytable", 7342794868382145167)];
+
+#[derive(Debug, Deserialize)]
+struct TableAnswers {
+    latest_metadata_file: String,
+    relocate: Vec<(String, String)>,
+    scans: Vec<ScanAnswer>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ScanAnswer {
+    snapshot_id: i64,
+    which: String,
+    row_count: i64,
+    columns: Vec<(String, String)>,
+    rows_sorted: Option<Vec<Vec<Value>>>,
+    aggregates: Option<Map<String, Value>>,
+}
+
+/// What a snapshot must do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Expectation {
+    Answers,
+    /// Row-level deletes that icefloe does not apply yet: reading must fail naming deletes.
+    DeleteError,
+    /// Either the answers or an error mentioning the keyword.
+    AnswersOrRefusal(&'static str),
+}
+
+pub async fn check_all(root: &FixtureRoot) -> Report {
+    let mut report = Report::new("external");
+    let answers_path = root.path.join("external/expected_answers.json");
+    let answers: Map<String, Value> = match support::read_json(&answers_path)
+        .and_then(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+    {
+        Ok(answers) => answers,
+        Err(e) => {
+            report.mismatch("expected_answers.json", e);
+            return report;
+        }
+    };
+    for (key, table) in answers {
+        match serde_json::from_value::<TableAnswers>(table) {
+            Ok(table) => report.absorb(check_table(root, &key, table).await),
+            Err(e) => report.mismatch(&key, format!("bad answer entry: {e}")),
+        }
+    }
+    report
+}
+
+async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Report {
+    let mut report = Report::new("external");
+    let table_dir = root.path.join("external").join(key);
+    if !table_dir.is_dir() {
+        if root.complete {
+            report.mismatch(key, format!("table directory {} is missing", table_dir.display()));
+        } else {
+            report.skipped_tables.push(key.to_string());
+        }
+        return report;
+    }
+    report.tables += 1;
+    let metadata_path = table_dir.join(&table.latest_metadata_file);
+    let metadata = match support::read_json(&metadata_path) {
+        Ok(m) => m,
+        Err(e) => {
+            report.mismatch(key, e);
+            return report;
+        }
+    };
+    let relocations: Vec<(String, String)> = table
+        .relocate
+        .iter()
+        .map(|(old, new)| (old.clone(), root.join(&format!("external/{new}"))))
+        .collect();
+    let location = metadata_path.to_string_lossy().into_owned();
+    for scan in table.scans {
+        let expectation = match expectation(key, &metadata, scan.snapshot_id) {
+            Ok(e) => e,
+            Err(e) => {
+                report.mismatch(&format!("{key}@{}", scan.snapshot_id), e);
+                continue;
+            }
+        };
+        let spec = TableSpec {
+            location: location.clone(),
+            relocations: relocations.clone(),
+            snapshot_id: Some(scan.snapshot_id),
+        };
+        report.absorb(check_scan_isolated(key.to_string(), spec, scan, expectation).await);
+    }
+    for (_, snapshot_id) in UNREADABLE_SNAPSHOTS.iter().filter(|(k, _)| *k == key) {
+        let spec = TableSpec {
+            location: location.clone(),
+            relocations: relocations.clone(),
+            snapshot_id: Some(*snapshot_id),
+        };
+        report.absorb(check_unreadable(key, spec).await);
+    }
+    report
+}
+
+/// Decides, from the metadata JSON alone (not through icefloe), what the snapshot must do.
+fn expectation(key: &str, metadata: &Value, snapshot_id: i64) -> Result<Expectation, String> {
+    if has_row_level_deletes(key, metadata, snapshot_id)? && !ROW_LEVEL_DELETES_SUPPORTED {
+        return Ok(Expectation::DeleteError);
+    }
+    let refusal = UNSUPPORTED_TYPE_TABLES.iter().find(|(table, _)| *table == key);
+    Ok(match refusal {
+        Some((_, keyword)) => Expectation::AnswersOrRefusal(keyword),
+        None => Expectation::Answers,
+    })
+}
+
+/// Whether the snapshot's summary counts any live delete file or deleted row.
+fn has_row_level_deletes(key: &str, metadata: &Value, snapshot_id: i64) -> Result<bool, String> {
+    let snapshot = metadata["snapshots"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["snapshot-id"].as_i64() == Some(snapshot_id)))
+        .ok_or_else(|| format!("snapshot {snapshot_id} is not in the metadata JSON"))?;
+    let totals: Vec<i64> = ["total-delete-files", "total-position-deletes", "total-equality-deletes"]
+        .iter()
+        .filter_map(|name| snapshot["summary"][*name].as_str())
+        .filter_map(|count| count.parse().ok())
+        .collect();
+    if !totals.is_empty() {
+        return Ok(totals.iter().any(|&n| n > 0));
+    }
+    TABLES_WITHOUT_DELETE_TOTALS
+        .iter()
+        .find(|(table, _)| *table == key)
+        .map(|(_, deletes)| *deletes)
+        .ok_or_else(|| format!("snapshot {snapshot_id} has no delete totals and no README entry"))
+}
+
+async fn check_scan_isolated(
+    key: String,
+    spec: TableSpec,
+    scan: ScanAnswer,
+    expectation: Expectation,
+) -> Report {
+    let context = format!("{key}@{} ({})", scan.snapshot_id, scan.which);
+    match isolated(check_scan(context.clone(), spec, scan, expectation)).await {
+        Ok(report) => report,
+        Err(panic) => {
+            let mut report = Report::new("external");
+            report.mismatch(&context, panic);
+            report
+        }
+    }
+}
+
+async fn check_scan(
+    context: String,
+    spec: TableSpec,
+    scan: ScanAnswer,
+    expectation: Expectation,
+) -> Report {
+    let mut report = Report::new("external");
+    match expectation {
+        Expectation::DeleteError => {
+            report.delete_snapshots += 1;
+            support::expect_delete_error(&mut report, &context, &spec).await;
+        }
+        Expectation::Answers => {
+            report.snapshots += 1;
+            check_answers(&mut report, &context, &spec, &scan, None).await;
+        }
+        Expectation::AnswersOrRefusal(keyword) => {
+            report.snapshots += 1;
+            check_answers(&mut report, &context, &spec, &scan, Some(keyword)).await;
+        }
+    }
+    report
+}
+
+/// Every check of one scan. With `refusal`, an error that mentions the keyword is accepted
+/// in place of an answer.
+async fn check_answers(
+    report: &mut Report,
+    context: &str,
+    spec: &TableSpec,
+    scan: &ScanAnswer,
+    refusal: Option<&str>,
+) {
+    let accept = |report: &mut Report, what: &str, error: String| match refusal {
+        Some(k) if error.to_lowercase().contains(k) => report.tolerated_errors += 1,
+        _ => report.mismatch(context, format!("{what} failed: {error}")),
+    };
+    let ctx = match open_as_t(spec).await {
+        Ok(ctx) => ctx,
+        Err(e) => return accept(report, "open", e),
+    };
+    match support::count_rows(&ctx, None).await {
+        Ok(n) if n == scan.row_count => {}
+        Ok(n) => report.mismatch(context, format!("count(*): expected {}, got {n}", scan.row_count)),
+        Err(e) => accept(report, "SELECT count(*)", e),
+    }
+    check_columns(report, context, &ctx, &scan.columns).await;
+    if let Some(expected) = &scan.rows_sorted {
+        if let Err(e) = check_rows(report, context, &ctx, &scan.columns, expected).await {
+            accept(report, "SELECT * ORDER BY", e);
+        }
+    }
+    for (name, expected) in scan.aggregates.iter().flatten() {
+        let Some(sql) = sql_expr::external_aggregate(name) else {
+            report.mismatch(context, format!("aggregate {name} has no SQL translation"));
+            continue;
+        };
+        match support::scalar(&ctx, &sql, Style::EXTERNAL).await {
+            Ok(got) if json_equal(expected, &got) => {}
+            Ok(got) => report.mismatch(context, format!("{sql}: expected {expected}, got {got}")),
+            Err(e) => accept(report, &sql, e),
+        }
+    }
+}
+
+/// Column names and Iceberg types of the provider's schema.
+async fn check_columns(
+    report: &mut Report,
+    context: &str,
+    ctx: &datafusion::prelude::SessionContext,
+    expected: &[(String, String)],
+) {
+    let schema = match ctx.table_provider("t").await {
+        Ok(provider) => provider.schema(),
+        Err(e) => return report.mismatch(context, format!("table t: {e}")),
+    };
+    let got: Vec<(String, String)> = schema
+        .fields()
+        .iter()
+        .map(|f| (f.name().clone(), render::iceberg_type(f)))
+        .collect();
+    if got != expected {
+        report.mismatch(context, format!("columns: expected {expected:?}, got {got:?}"));
+    }
+}
+
+/// `SELECT *` ordered by every column, NULLs last, rendered and compared row by row.
+async fn check_rows(
+    report: &mut Report,
+    context: &str,
+    ctx: &datafusion::prelude::SessionContext,
+    columns: &[(String, String)],
+    expected: &[Vec<Value>],
+) -> Result<(), String> {
+    let order: Vec<String> = columns
+        .iter()
+        .map(|(name, _)| format!("{} ASC NULLS LAST", ident(name)))
+        .collect();
+    let sql = format!("SELECT * FROM t ORDER BY {}", order.join(", "));
+    let got = support::rows(ctx, &sql, Style::EXTERNAL).await?;
+    let differing: Vec<String> = (0..expected.len().max(got.len()))
+        .filter(|&i| match (expected.get(i), got.get(i)) {
+            (Some(e), Some(g)) => !json_equal(&Value::from(e.clone()), &Value::from(g.clone())),
+            _ => true,
+        })
+        .take(5)
+        .map(|i| format!("row {i}: expected {:?}, got {:?}", expected.get(i), got.get(i)))
+        .collect();
+    if !differing.is_empty() {
+        report.mismatch(
+            context,
+            format!(
+                "{sql}: {} rows expected, {} got; first differences:\n    {}",
+                expected.len(),
+                got.len(),
+                differing.join("\n    ")
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// A snapshot the README says cannot be read must give an error, not rows and not a panic.
+async fn check_unreadable(key: &str, spec: TableSpec) -> Report {
+    let mut report = Report::new("external");
+    let context = format!("{key}@{} (manifest list missing)", spec.snapshot_id.unwrap_or(-1));
+    let outcome = isolated(async move {
+        match open_as_t(&spec).await {
+            Err(e) => Err(e),
+            Ok(ctx) => support::count_rows(&ctx, None).await,
+        }
+    })
+    .await;
+    match outcome {
+        Ok(Err(_)) => {}
+        Ok(Ok(n)) => report.mismatch(&context, format!("expected an error, got count(*) = {n}")),
+        Err(panic) => report.mismatch(&context, panic),
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn delete_totals_decide() {
+        let metadata = json!({"snapshots": [
+            {"snapshot-id": 1, "summary": {"total-delete-files": "0", "total-position-deletes": "0"}},
+            {"snapshot-id": 2, "summary": {"total-delete-files": "1", "total-equality-deletes": "3"}},
+            {"snapshot-id": 3, "summary": {"operation": "append"}}
+        ]});
+        assert_eq!(has_row_level_deletes("x", &metadata, 1), Ok(false));
+        assert_eq!(has_row_level_deletes("x", &metadata, 2), Ok(true));
+        assert!(has_row_level_deletes("x", &metadata, 3).is_err());
+        assert_eq!(has_row_level_deletes("duckdb_bigquery", &metadata, 3), Ok(false));
+        assert!(has_row_level_deletes("x", &metadata, 4).is_err());
+    }
+
+    #[test]
+    fn fixture_paths_exist_in_answers() {
+        // The answer file's relocation targets are relative to `external/`.
+        let root = FixtureRoot::from_env();
+        let answers = support::read_json(&root.path.join("external/expected_answers.json")).unwrap();
+        let table = &answers["impala_multiple_storage_locations/iceberg_multiple_storage_locations"];
+        assert_eq!(table["relocate"][0][1], "impala_multiple_storage_locations");
+        assert!(Path::new(&root.join("external/impala_multiple_storage_locations")).is_dir());
+    }
+}

@@ -1,0 +1,413 @@
+//! The PyIceberg warehouse `pyiceberg/wh1`, checked against `oracle/<ns>.<table>.json`
+//! (answers by PyIceberg, cross-checked with DuckDB; see `pyiceberg/README.md`).
+//!
+//! Not checked yet (later issues): `time_travel`, `refs_answers`, `inspect`, `files_planned`.
+
+use std::path::{Path, PathBuf};
+
+use datafusion::prelude::SessionContext;
+use icefloe::Relocation;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::render::{Style, json_equal};
+use crate::sql_expr;
+use crate::support::{self, FixtureRoot, Report, TableSpec, ident, isolated, open_as_t};
+
+/// Where the warehouse was written; every path in it starts with this.
+const WRITTEN_AT: &str = "file:///data/lake/wh1";
+
+#[derive(Debug, Deserialize)]
+struct Oracle {
+    identifier: String,
+    metadata_location: String,
+    #[serde(default)]
+    schemas: Vec<Value>,
+    #[serde(default)]
+    snapshots: Vec<SnapshotOracle>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct SnapshotOracle {
+    snapshot_id: i64,
+    schema_id: Option<i64>,
+    #[serde(default)]
+    is_current: bool,
+    #[serde(default)]
+    summary: Map<String, Value>,
+    row_count: Option<i64>,
+    #[serde(default)]
+    delete_files: i64,
+    #[serde(default)]
+    aggregates: Option<Map<String, Value>>,
+    #[serde(default)]
+    filters: Vec<FilterOracle>,
+    #[serde(default)]
+    count_by_column: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct FilterOracle {
+    expr: Value,
+    row_count: Option<i64>,
+    duckdb_row_count: Option<i64>,
+    #[serde(default)]
+    sql_semantics_may_differ: bool,
+}
+
+/// One table of the warehouse as the checks need it.
+#[derive(Clone)]
+struct TableUnderTest {
+    identifier: String,
+    /// Column name -> Iceberg type (a string, or an object for nested types), per schema id.
+    schemas: Vec<(i64, Map<String, Value>)>,
+    spec: TableSpec,
+}
+
+pub async fn check_all(root: &FixtureRoot) -> Report {
+    let mut report = Report::new("pyiceberg");
+    let warehouse = root.path.join("pyiceberg/wh1");
+    let oracle_files = match oracle_files(&warehouse.join("oracle")) {
+        Ok(files) => files,
+        Err(e) => {
+            report.mismatch("pyiceberg/wh1/oracle", e);
+            return report;
+        }
+    };
+    let mut current_counts = Vec::new();
+    for path in oracle_files {
+        let oracle = match support::read_json(&path)
+            .and_then(|v| serde_json::from_value::<Oracle>(v).map_err(|e| e.to_string()))
+        {
+            Ok(oracle) => oracle,
+            Err(e) => {
+                report.mismatch(&path.display().to_string(), e);
+                continue;
+            }
+        };
+        if let Some(current) = current_row_count(&oracle) {
+            current_counts.push((oracle.identifier.clone(), current));
+        }
+        report.absorb(check_table(root, &warehouse, oracle).await);
+    }
+    report.absorb(check_catalog(&warehouse, current_counts).await);
+    report
+}
+
+fn oracle_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|ext| ext == "json"))
+        .filter(|p| p.file_name().is_some_and(|name| name != "summary.json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The current snapshot's row count, when it is readable without row-level deletes.
+fn current_row_count(oracle: &Oracle) -> Option<i64> {
+    match oracle.snapshots.iter().find(|s| s.is_current) {
+        Some(s) if has_row_level_deletes(s) => None,
+        Some(s) => s.row_count,
+        None if oracle.snapshots.is_empty() => Some(0),
+        None => None,
+    }
+}
+
+/// Delete files in the oracle's file listing, or delete counts in the snapshot summary.
+fn has_row_level_deletes(snapshot: &SnapshotOracle) -> bool {
+    let summary_total = |name: &str| {
+        snapshot.summary.get(name).and_then(Value::as_str).and_then(|n| n.parse::<i64>().ok())
+    };
+    snapshot.delete_files > 0
+        || ["total-delete-files", "total-position-deletes", "total-equality-deletes"]
+            .iter()
+            .any(|name| summary_total(name).is_some_and(|n| n > 0))
+}
+
+async fn check_table(root: &FixtureRoot, warehouse: &Path, oracle: Oracle) -> Report {
+    let mut report = Report::new("pyiceberg");
+    let relative = oracle
+        .metadata_location
+        .strip_prefix("{warehouse}/")
+        .unwrap_or(&oracle.metadata_location);
+    if !warehouse.join(relative).is_file() {
+        if root.complete {
+            report.mismatch(&oracle.identifier, format!("{relative} is missing"));
+        } else {
+            report.skipped_tables.push(oracle.identifier.clone());
+        }
+        return report;
+    }
+    report.tables += 1;
+    let table = TableUnderTest {
+        identifier: oracle.identifier.clone(),
+        schemas: schema_columns(&oracle.schemas),
+        spec: TableSpec {
+            location: oracle.metadata_location.replace("{warehouse}", WRITTEN_AT),
+            relocations: vec![(WRITTEN_AT.to_string(), warehouse.to_string_lossy().into_owned())],
+            snapshot_id: None,
+        },
+    };
+    if oracle.snapshots.is_empty() {
+        report.absorb(check_empty(table.clone()).await);
+    }
+    for snapshot in oracle.snapshots {
+        let context = format!("{}@{}", table.identifier, snapshot.snapshot_id);
+        let checked = isolated(check_snapshot(context.clone(), table.clone(), snapshot)).await;
+        match checked {
+            Ok(part) => report.absorb(part),
+            Err(panic) => report.mismatch(&context, panic),
+        }
+    }
+    report
+}
+
+/// Per schema id, the top-level column types.
+fn schema_columns(schemas: &[Value]) -> Vec<(i64, Map<String, Value>)> {
+    schemas
+        .iter()
+        .filter_map(|schema| {
+            let id = schema["schema-id"].as_i64()?;
+            let columns = schema["fields"]
+                .as_array()?
+                .iter()
+                .filter_map(|f| Some((f["name"].as_str()?.to_string(), f["type"].clone())))
+                .collect();
+            Some((id, columns))
+        })
+        .collect()
+}
+
+/// A table without snapshots reads as empty.
+async fn check_empty(table: TableUnderTest) -> Report {
+    let context = format!("{} (no snapshot)", table.identifier);
+    let outcome = isolated(async move {
+        let ctx = open_as_t(&table.spec).await?;
+        support::count_rows(&ctx, None).await
+    })
+    .await;
+    let mut report = Report::new("pyiceberg");
+    report.snapshots += 1;
+    match outcome {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => report.mismatch(&context, format!("count(*): expected 0, got {n}")),
+        Ok(Err(e)) => report.mismatch(&context, format!("reading failed: {e}")),
+        Err(panic) => report.mismatch(&context, panic),
+    }
+    report
+}
+
+async fn check_snapshot(context: String, table: TableUnderTest, snapshot: SnapshotOracle) -> Report {
+    let mut report = Report::new("pyiceberg");
+    let mut spec = table.spec.clone();
+    spec.snapshot_id = Some(snapshot.snapshot_id);
+    if has_row_level_deletes(&snapshot) {
+        report.delete_snapshots += 1;
+        support::expect_delete_error(&mut report, &context, &spec).await;
+        return report;
+    }
+    let Some(row_count) = snapshot.row_count else {
+        report.mismatch(&context, "the oracle has no row count for a snapshot without deletes");
+        return report;
+    };
+    report.snapshots += 1;
+    let ctx = match open_as_t(&spec).await {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            report.mismatch(&context, format!("open failed: {e}"));
+            return report;
+        }
+    };
+    match support::count_rows(&ctx, None).await {
+        Ok(n) if n == row_count => {}
+        Ok(n) => report.mismatch(&context, format!("count(*): expected {row_count}, got {n}")),
+        Err(e) => report.mismatch(&context, format!("SELECT count(*) failed: {e}")),
+    }
+    let types = snapshot
+        .schema_id
+        .and_then(|id| table.schemas.iter().find(|(sid, _)| *sid == id))
+        .map(|(_, columns)| columns.clone())
+        .unwrap_or_default();
+    check_aggregates(&mut report, &context, &ctx, &types, &snapshot).await;
+    check_filters(&mut report, &context, &ctx, &snapshot.filters).await;
+    check_count_by_column(&mut report, &context, &ctx, &snapshot).await;
+    report
+}
+
+/// Per column, one query with every aggregate the oracle lists for it.
+async fn check_aggregates(
+    report: &mut Report,
+    context: &str,
+    ctx: &SessionContext,
+    types: &Map<String, Value>,
+    snapshot: &SnapshotOracle,
+) {
+    for (column, expected) in snapshot.aggregates.iter().flatten() {
+        let Some(expected) = expected.as_object() else {
+            continue;
+        };
+        let ty = types.get(column).and_then(Value::as_str).unwrap_or("nested");
+        let (keys, selects): (Vec<&String>, Vec<String>) = expected
+            .keys()
+            .filter_map(|key| Some((key, sql_expr::oracle_aggregate(column, ty, key)?)))
+            .unzip();
+        let sql = format!("SELECT {} FROM t", selects.join(", "));
+        let got = match support::rows(ctx, &sql, Style::PYICEBERG).await {
+            Ok(mut rows) if rows.len() == 1 => rows.remove(0),
+            Ok(rows) => {
+                report.mismatch(context, format!("{sql}: {} rows", rows.len()));
+                continue;
+            }
+            Err(e) => {
+                report.mismatch(context, format!("{sql} failed: {e}"));
+                continue;
+            }
+        };
+        for (key, got) in keys.iter().zip(&got) {
+            let want = &expected[key.as_str()];
+            if !json_equal(want, got) {
+                report.mismatch(context, format!("{key}({column}): expected {want}, got {got}"));
+            }
+        }
+    }
+}
+
+/// `SELECT count(*) FROM t WHERE <filter>` against the oracle's count (DuckDB's where SQL
+/// and PyIceberg semantics differ).
+async fn check_filters(
+    report: &mut Report,
+    context: &str,
+    ctx: &SessionContext,
+    filters: &[FilterOracle],
+) {
+    for filter in filters {
+        let expected = if filter.sql_semantics_may_differ {
+            filter.duckdb_row_count
+        } else {
+            filter.row_count
+        };
+        let Some(expected) = expected else {
+            continue;
+        };
+        report.filters += 1;
+        let sql = match sql_expr::filter(&filter.expr) {
+            Ok(sql) => sql,
+            Err(e) => {
+                report.mismatch(context, format!("filter {}: {e}", filter.expr));
+                continue;
+            }
+        };
+        match support::count_rows(ctx, Some(&sql)).await {
+            Ok(n) if n == expected => {}
+            Ok(n) => report.mismatch(context, format!("WHERE {sql}: expected {expected}, got {n}")),
+            Err(e) => report.mismatch(context, format!("WHERE {sql} failed: {e}")),
+        }
+    }
+}
+
+/// `GROUP BY` each partition source column, compared as a multiset of (value, count).
+async fn check_count_by_column(
+    report: &mut Report,
+    context: &str,
+    ctx: &SessionContext,
+    snapshot: &SnapshotOracle,
+) {
+    for (column, expected) in snapshot.count_by_column.iter().flatten() {
+        let Some(expected) = expected.as_array() else {
+            continue;
+        };
+        let c = ident(column);
+        let sql = format!("SELECT {c}, count(*) FROM t GROUP BY {c}");
+        let got = match support::rows(ctx, &sql, Style::PYICEBERG).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                report.mismatch(context, format!("{sql} failed: {e}"));
+                continue;
+            }
+        };
+        let unmatched: Vec<&Value> = expected
+            .iter()
+            .filter(|pair| !got.iter().any(|row| json_equal(pair, &Value::from(row.clone()))))
+            .take(5)
+            .collect();
+        if got.len() != expected.len() || !unmatched.is_empty() {
+            report.mismatch(
+                context,
+                format!(
+                    "{sql}: {} groups expected, {} got; expected groups not found: {unmatched:?}",
+                    expected.len(),
+                    got.len()
+                ),
+            );
+        }
+    }
+}
+
+/// The SQLite catalog, registered as the default catalog, serves each table's current
+/// snapshot by name.
+async fn check_catalog(warehouse: &Path, current_counts: Vec<(String, i64)>) -> Report {
+    let mut report = Report::new("pyiceberg");
+    let db_path = warehouse.join("catalog.db");
+    let relocation = Relocation::new().with_rule(WRITTEN_AT, warehouse.to_string_lossy());
+    let present: Vec<(String, i64)> = current_counts
+        .into_iter()
+        .filter(|(identifier, _)| table_dir(warehouse, identifier).is_dir())
+        .collect();
+    let outcome = isolated(async move {
+        let ctx = SessionContext::new();
+        icefloe::catalog::register_catalog_as_default(&ctx, &db_path, relocation)
+            .await
+            .map_err(|e| support::error_chain(&e))?;
+        let mut results = Vec::new();
+        for (identifier, expected) in present {
+            let sql = format!("SELECT count(*) FROM {}", qualified_name(&identifier));
+            let got = support::scalar(&ctx, &sql, Style::PYICEBERG).await;
+            results.push((sql, expected, got));
+        }
+        Ok::<_, String>(results)
+    })
+    .await;
+    let context = "catalog.db";
+    match outcome {
+        Ok(Ok(results)) => {
+            for (sql, expected, got) in results {
+                match got {
+                    Ok(got) if json_equal(&Value::from(expected), &got) => {}
+                    Ok(got) => report.mismatch(context, format!("{sql}: expected {expected}, got {got}")),
+                    Err(e) => report.mismatch(context, format!("{sql} failed: {e}")),
+                }
+            }
+        }
+        Ok(Err(e)) => report.mismatch(context, format!("registering the catalog failed: {e}")),
+        Err(panic) => report.mismatch(context, panic),
+    }
+    report
+}
+
+/// `db.orders` -> `<warehouse>/db/orders`; `nested.inner.deep_table` -> `nested/inner/deep_table`.
+fn table_dir(warehouse: &Path, identifier: &str) -> PathBuf {
+    identifier.split('.').fold(warehouse.to_path_buf(), |dir, part| dir.join(part))
+}
+
+/// `nested.inner.deep_table` -> `"nested.inner"."deep_table"` (one schema per namespace).
+fn qualified_name(identifier: &str) -> String {
+    match identifier.rsplit_once('.') {
+        Some((namespace, table)) => format!("{}.{}", ident(namespace), ident(table)),
+        None => ident(identifier),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_map_to_directories_and_sql() {
+        let wh = Path::new("/w");
+        assert_eq!(table_dir(wh, "nested.inner.deep_table"), Path::new("/w/nested/inner/deep_table"));
+        assert_eq!(qualified_name("nested.inner.deep_table"), "\"nested.inner\".\"deep_table\"");
+        assert_eq!(qualified_name("db.orders"), "\"db\".\"orders\"");
+    }
+}

@@ -1,0 +1,251 @@
+//! Shared plumbing: where the fixtures are, opening a table, running SQL, and collecting
+//! mismatches so that one run reports all of them.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::SessionContext;
+use icefloe::{IcebergTableProvider, TableOptions};
+use serde_json::Value;
+
+use crate::render::{self, Style};
+
+/// The directory holding `external/` and `pyiceberg/`.
+pub struct FixtureRoot {
+    pub path: PathBuf,
+    /// True when `$ICEFLOE_FIXTURES` names the full sets: nothing may be skipped then.
+    pub complete: bool,
+}
+
+impl FixtureRoot {
+    pub fn from_env() -> Self {
+        match std::env::var_os("ICEFLOE_FIXTURES") {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                let path = dir.canonicalize().unwrap_or(dir);
+                Self {
+                    path,
+                    complete: true,
+                }
+            }
+            None => Self {
+                path: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
+                complete: false,
+            },
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        let mode = if self.complete {
+            "$ICEFLOE_FIXTURES, every table required"
+        } else {
+            "copied subset, tables not copied are skipped"
+        };
+        format!("{} ({mode})", self.path.display())
+    }
+
+    /// `path` under the root, as a string for icefloe.
+    pub fn join(&self, relative: &str) -> String {
+        self.path.join(relative).to_string_lossy().into_owned()
+    }
+}
+
+/// What a suite checked, and every mismatch it found.
+#[derive(Default)]
+pub struct Report {
+    pub suite: &'static str,
+    pub tables: usize,
+    pub skipped_tables: Vec<String>,
+    pub snapshots: usize,
+    pub delete_snapshots: usize,
+    pub tolerated_errors: usize,
+    pub filters: usize,
+    pub mismatches: Vec<String>,
+}
+
+impl Report {
+    pub fn new(suite: &'static str) -> Self {
+        Self {
+            suite,
+            ..Self::default()
+        }
+    }
+
+    /// Records one mismatch; `context` names table, snapshot and query.
+    pub fn mismatch(&mut self, context: &str, what: impl std::fmt::Display) {
+        self.mismatches.push(format!("{context}: {what}"));
+    }
+
+    /// Adds the counts and mismatches of a part of the suite.
+    pub fn absorb(&mut self, part: Report) {
+        self.tables += part.tables;
+        self.skipped_tables.extend(part.skipped_tables);
+        self.snapshots += part.snapshots;
+        self.delete_snapshots += part.delete_snapshots;
+        self.tolerated_errors += part.tolerated_errors;
+        self.filters += part.filters;
+        self.mismatches.extend(part.mismatches);
+    }
+
+    /// Prints the summary line and fails with every mismatch, if there are any.
+    pub fn finish(self, root: &FixtureRoot) {
+        println!("fixture root: {}", root.describe());
+        println!(
+            "{}: {} tables, {} snapshots checked, {} filters checked, {} delete snapshots checked to fail, \
+             {} documented unsupported-type errors accepted, {} tables skipped (not copied)",
+            self.suite,
+            self.tables,
+            self.snapshots,
+            self.filters,
+            self.delete_snapshots,
+            self.tolerated_errors,
+            self.skipped_tables.len(),
+        );
+        if !self.skipped_tables.is_empty() {
+            println!("{}: skipped {}", self.suite, self.skipped_tables.join(", "));
+        }
+        let count = self.mismatches.len();
+        assert!(
+            self.mismatches.is_empty(),
+            "{}: {count} mismatches\n{}",
+            self.suite,
+            self.mismatches.join("\n")
+        );
+    }
+}
+
+/// The table to open: a metadata file (or table directory), relocation rules and a snapshot.
+#[derive(Clone, Debug)]
+pub struct TableSpec {
+    pub location: String,
+    pub relocations: Vec<(String, String)>,
+    pub snapshot_id: Option<i64>,
+}
+
+/// Opens `spec` with icefloe and registers it as `t` in a fresh session.
+pub async fn open_as_t(spec: &TableSpec) -> Result<SessionContext, String> {
+    let ctx = SessionContext::new();
+    let mut options = TableOptions::default();
+    for (old, new) in &spec.relocations {
+        options = options.with_relocation(old.clone(), new.clone());
+    }
+    if let Some(id) = spec.snapshot_id {
+        options = options.with_snapshot_id(id);
+    }
+    let provider = IcebergTableProvider::open(&ctx, &spec.location, options)
+        .await
+        .map_err(|e| error_chain(&e))?;
+    ctx.register_table("t", Arc::new(provider))
+        .map_err(|e| error_chain(&e))?;
+    Ok(ctx)
+}
+
+/// Opening or counting must fail, and the error must say that deletes are the reason.
+pub async fn expect_delete_error(report: &mut Report, context: &str, spec: &TableSpec) {
+    let outcome = match open_as_t(spec).await {
+        Err(e) => Err(e),
+        Ok(ctx) => count_rows(&ctx, None).await,
+    };
+    match outcome {
+        Err(e) if e.to_lowercase().contains("delete") => {}
+        Err(e) => report.mismatch(context, format!("error does not mention deletes: {e}")),
+        Ok(n) => report.mismatch(
+            context,
+            format!("snapshot has row-level deletes, expected a clear error, got count(*) = {n}"),
+        ),
+    }
+}
+
+/// Runs `sql` and collects the batches; errors come back as text with their source chain.
+pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {
+    let frame = ctx.sql(sql).await.map_err(|e| error_chain(&e))?;
+    frame.collect().await.map_err(|e| error_chain(&e))
+}
+
+/// Runs `sql` and renders every row.
+pub async fn rows(ctx: &SessionContext, sql: &str, style: Style) -> Result<Vec<Vec<Value>>, String> {
+    let batches = collect(ctx, sql).await?;
+    render::rows(&batches, style)
+}
+
+/// Runs `sql`, which must return exactly one row of one column, and renders that value.
+pub async fn scalar(ctx: &SessionContext, sql: &str, style: Style) -> Result<Value, String> {
+    let mut rows = rows(ctx, sql, style).await?;
+    match (rows.len(), rows.first().map(Vec::len)) {
+        (1, Some(1)) => Ok(rows.remove(0).remove(0)),
+        (n, width) => Err(format!("expected one value, got {n} rows of width {width:?}")),
+    }
+}
+
+/// `SELECT count(*) FROM t [WHERE filter]`.
+pub async fn count_rows(ctx: &SessionContext, filter: Option<&str>) -> Result<i64, String> {
+    let sql = match filter {
+        Some(f) => format!("SELECT count(*) FROM t WHERE {f}"),
+        None => "SELECT count(*) FROM t".to_string(),
+    };
+    match scalar(ctx, &sql, Style::PYICEBERG).await? {
+        Value::Number(n) => n.as_i64().ok_or_else(|| format!("count {n} is not an i64")),
+        other => Err(format!("count(*) gave {other}")),
+    }
+}
+
+/// Runs `check` on its own task so that a panic inside icefloe (a `todo!()`, say) becomes one
+/// reported mismatch instead of ending the whole suite.
+pub async fn isolated<F>(check: F) -> Result<F::Output, String>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    tokio::spawn(check).await.map_err(|e| match e.try_into_panic() {
+        Ok(payload) => {
+            let text = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "non-text panic payload".to_string());
+            format!("panicked: {text}")
+        }
+        Err(e) => format!("task failed: {e}"),
+    })
+}
+
+/// An error's message followed by its sources, so that keyword checks see the whole story.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let inner_text = inner.to_string();
+        if !text.contains(&inner_text) {
+            text.push_str(": ");
+            text.push_str(&inner_text);
+        }
+        source = inner.source();
+    }
+    text
+}
+
+/// Quotes an identifier for DataFusion SQL.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Quotes a string literal for DataFusion SQL.
+pub fn string_literal(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+/// Reads and parses a JSON file (gzip-compressed metadata included).
+pub fn read_json(path: &Path) -> Result<Value, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut plain)
+            .map_err(|e| format!("gunzip {}: {e}", path.display()))?;
+        plain
+    } else {
+        bytes
+    };
+    serde_json::from_slice(&bytes).map_err(|e| format!("parsing {}: {e}", path.display()))
+}
