@@ -141,7 +141,11 @@ async fn run_all() -> std::io::Result<(usize, usize)> {
     let files = slt_files(&root.join("sql-tests"), filter_argument().as_deref())?;
     let (mut passed, mut failed) = (0, 0);
     for path in files {
-        let name = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+        let name = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         match run_file(&path).await {
             Ok(()) => {
                 passed += 1;
@@ -157,7 +161,10 @@ async fn run_all() -> std::io::Result<(usize, usize)> {
 }
 
 fn main() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("cannot start tokio: {e}");

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::catalog::file::{load_metadata, locate_metadata};
+use crate::catalog::file::{load_metadata, locate_and_load};
 use crate::error::Result;
 use crate::io::{FileIO, Relocation};
 use crate::spec::TableMetadata;
@@ -50,8 +50,8 @@ impl Table {
     /// Loads a table from a metadata file (plain or gzip) or a table directory (through
     /// `metadata/version-hint.text`, else the newest valid metadata file).
     pub async fn load(io: FileIO, location: &str) -> Result<Self> {
-        let metadata_location = locate_metadata(&io, location).await?;
-        Self::load_metadata_file(io, metadata_location).await
+        let (metadata_location, metadata) = locate_and_load(&io, location).await?;
+        Ok(Self::from_parts(io, metadata_location, Arc::new(metadata)))
     }
 
     /// Loads a table from a known metadata file.

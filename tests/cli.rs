@@ -141,3 +141,137 @@ fn missing_catalog_is_an_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("catalog.db"), "{}", stderr(&out));
 }
+
+#[test]
+fn shell_reads_statements_until_quit() {
+    use std::io::Write;
+    let home = std::env::temp_dir().join(format!("icefloe-cli-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).expect("temp home");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_icefloe"))
+        .args(["sql", "--format", "csv"])
+        .env("HOME", &home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the icefloe binary runs");
+    let input = "SELECT 1 AS a,\n 'x;y' AS b;\nSELECT * FROM nope;\nSELECT 2\n AS c; -- tail\n\\q\nSELECT 99 AS z;\n";
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("the shell ends");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a,b\n1,x;y\nc\n2\n");
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+    let history = std::fs::read_to_string(home.join(".icefloe_history")).unwrap_or_default();
+    assert!(history.contains("SELECT 2"), "{history}");
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// The PyIceberg warehouse fixture, relocated from where it was written.
+fn wh1_args() -> Vec<String> {
+    let wh1 = fixture("pyiceberg/wh1");
+    vec![
+        "--catalog".into(),
+        wh1.join("catalog.db").display().to_string(),
+        "--relocate".into(),
+        format!("file:///data/lake/wh1={}", wh1.display()),
+    ]
+}
+
+fn icefloe_owned(args: Vec<String>) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    icefloe(&args)
+}
+
+#[test]
+fn catalog_tables_by_namespace() {
+    let mut args = vec!["sql".to_string(), "--format".into(), "json".into()];
+    args.extend(wh1_args());
+    args.push(
+        "SELECT count(*) AS n FROM db.orders; \
+         SELECT * FROM db.orders ORDER BY order_id LIMIT 1; \
+         SELECT count(*) AS n FROM \"nested.inner\".deep_table"
+            .into(),
+    );
+    let out = icefloe_owned(args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "{\"n\":20}\n\
+         {\"order_id\":1,\"customer_id\":15,\"order_ts\":\"2024-01-01T09:25:22+00:00\",\"amount\":\"673.19\"}\n\
+         {\"n\":3}\n"
+    );
+}
+
+#[test]
+fn registered_table_directory() {
+    let wh1 = fixture("pyiceberg/wh1");
+    let out = icefloe_owned(vec![
+        "sql".into(),
+        "--format".into(),
+        "csv".into(),
+        "--table".into(),
+        format!("o={}", wh1.join("db/orders").display()),
+        "--relocate".into(),
+        format!("file:///data/lake/wh1={}", wh1.display()),
+        "SELECT count(*) AS n FROM o".into(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "n\n20\n");
+}
+
+#[test]
+fn tree_of_a_catalog_table() {
+    let mut args = vec!["tree".to_string(), "db.orders".into()];
+    args.extend(wh1_args());
+    let out = icefloe_owned(args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("db.orders  (pointer: catalog "),
+        "{text}"
+    );
+    assert!(lines[1].starts_with("└── metadata/00002-"), "{text}");
+    assert!(text.contains("(current)"), "{text}");
+    assert!(
+        text.contains("partitions order_ts_day=[2024-01-01, 2024-01-01]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("10 rows  2.0 KiB  partition {order_ts_day=2024-01-02}"),
+        "{text}"
+    );
+    assert!(text.contains(" (reused)  files +1 ~0 -0"), "{text}");
+}
+
+#[test]
+fn tree_of_a_table_directory() {
+    let dir = fixture("external/impala_trino_variant");
+    let out = icefloe_owned(vec![
+        "tree".into(),
+        dir.display().to_string(),
+        "--relocate".into(),
+        format!("/test-warehouse/trino_variant={}", dir.display()),
+        "--max-files".into(),
+        "0".into(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .ends_with("(pointer: metadata/version-hint.text -> 2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("└── metadata/v2.metadata.json  format v3"),
+        "{text}"
+    );
+    assert!(text.contains("└── … and 1 more"), "{text}");
+}

@@ -1,6 +1,6 @@
 //! Where a table's current metadata pointer lives: a metadata file or table directory
-//! ([`file`]), or a SQLite catalog in the JDBC / PyIceberg SqlCatalog layout ([`sqlite`]),
-//! plus the DataFusion `CatalogProvider` over a catalog ([`datafusion`]).
+//! ([`file`](mod@file)), or a SQLite catalog in the JDBC / PyIceberg SqlCatalog layout ([`sqlite`]),
+//! plus the DataFusion `CatalogProvider` over a catalog ([`datafusion`](mod@self::datafusion)).
 
 pub mod datafusion;
 pub mod file;

@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, OffsetSizeTrait};
 use datafusion::arrow::datatypes::{
-    ArrowNativeType, DataType, Field, Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
-    Int64Type, TimeUnit, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    ArrowNativeType, DataType, Field, Float16Type, Float32Type, Float64Type, Int8Type, Int16Type,
+    Int32Type, Int64Type, TimeUnit, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};

@@ -1,6 +1,7 @@
 //! Printing query results as a text table, CSV or JSON lines, to any [`Write`].
 
 use std::io::Write;
+use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -36,7 +37,7 @@ pub fn print_table<W: Write>(
     schema: &SchemaRef,
     batches: &[RecordBatch],
 ) -> CliResult<()> {
-    let table = pretty_format_batches_with_schema(schema.clone(), batches)?;
+    let table = pretty_format_batches_with_schema(Arc::clone(schema), batches)?;
     writeln!(out, "{table}")?;
     Ok(())
 }
@@ -118,7 +119,6 @@ fn csv_field(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use datafusion::arrow::array::{ArrayRef, Int32Array, StringArray};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -140,14 +140,14 @@ mod tests {
     #[test]
     fn csv_quotes_per_rfc_4180() {
         let b = batch();
-        let text = render(OutputFormat::Csv, &[b.clone()], &b.schema());
+        let text = render(OutputFormat::Csv, std::slice::from_ref(&b), &b.schema());
         assert_eq!(text, "a,\"b, c\"\n1,\"x,\"\"y\"\"\"\n,plain\n");
     }
 
     #[test]
     fn json_lines_keep_column_order() {
         let b = batch();
-        let text = render(OutputFormat::Json, &[b.clone()], &b.schema());
+        let text = render(OutputFormat::Json, std::slice::from_ref(&b), &b.schema());
         assert_eq!(
             text,
             "{\"a\":1,\"b, c\":\"x,\\\"y\\\"\"}\n{\"a\":null,\"b, c\":\"plain\"}\n"
@@ -166,7 +166,7 @@ mod tests {
     #[test]
     fn table_prints_rows() {
         let b = batch();
-        let text = render(OutputFormat::Table, &[b.clone()], &b.schema());
+        let text = render(OutputFormat::Table, std::slice::from_ref(&b), &b.schema());
         assert!(text.contains("| 1 | x,\"y\" |"), "{text}");
     }
 

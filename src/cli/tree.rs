@@ -25,6 +25,9 @@ pub struct TableTree {
     pub pointer: Option<String>,
     /// The metadata file read.
     pub metadata_location: String,
+    /// Other spellings of the table location that paths are also shown relative to: the
+    /// relocated location, the directory the user named.
+    pub location_aliases: Vec<String>,
     /// Its contents.
     pub metadata: Arc<TableMetadata>,
     /// Every snapshot in the metadata, oldest first.
@@ -117,6 +120,7 @@ pub fn render_tree(tree: &TableTree, options: TreeOptions) -> String {
 pub fn build_tree(tree: &TableTree, options: TreeOptions) -> Node {
     let renderer = Renderer {
         metadata: &tree.metadata,
+        aliases: &tree.location_aliases,
         options,
     };
     let mut shown = HashSet::new();
@@ -152,13 +156,18 @@ fn metadata_summary(metadata: &TableMetadata) -> String {
 
 struct Renderer<'a> {
     metadata: &'a TableMetadata,
+    aliases: &'a [String],
     options: TreeOptions,
 }
 
 impl Renderer<'_> {
-    /// `path` relative to the table location when it lies under it.
+    /// `path` relative to the table location (or one of its aliases) when it lies under it.
     fn relative<'p>(&self, path: &'p str) -> &'p str {
-        relative_to(path, &self.metadata.location)
+        std::iter::once(&self.metadata.location)
+            .chain(self.aliases)
+            .map(|base| relative_to(path, base))
+            .find(|rel| rel.len() < path.len())
+            .unwrap_or(path)
     }
 
     fn snapshot_node(&self, tree: &SnapshotTree, shown: &mut HashSet<String>) -> Node {

@@ -25,28 +25,34 @@ pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
         Arc::new(RuntimeEnv::default()),
         relocation_of(&args.relocate),
     );
-    let (table, pointer) = match &args.catalog {
-        Some(db) => {
-            let (namespace, name) = split_table_name(&args.location)?;
-            let catalog = SqliteCatalog::open(db, None, io)?;
-            let table = catalog.load_table(namespace, name).await?;
-            (
-                table,
-                format!("catalog {} {namespace}.{name}", db.display()),
-            )
-        }
-        None => {
-            let pointer = describe_pointer(&io, &args.location).await;
-            (Table::load(io, &args.location).await?, pointer)
-        }
-    };
-    let tree = load_tree(&table, args.location.clone(), Some(pointer)).await;
+    let (table, pointer) = open_table(args, io).await?;
+    let mut tree = load_tree(&table, args.location.clone(), Some(pointer)).await;
+    if args.catalog.is_none() {
+        tree.location_aliases.push(args.location.clone());
+    }
     let options = TreeOptions {
         max_files: args.max_files,
     };
     out.write_all(render_tree(&tree, options).as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// The table of `args` and how its metadata file was found.
+async fn open_table(args: &TreeArgs, io: FileIO) -> CliResult<(Table, String)> {
+    match &args.catalog {
+        Some(db) => {
+            let (namespace, name) = split_table_name(&args.location)?;
+            let catalog = SqliteCatalog::open(db, None, io)?;
+            let table = catalog.load_table(namespace, name).await?;
+            let pointer = format!("catalog {} {namespace}.{name}", db.display());
+            Ok((table, pointer))
+        }
+        None => {
+            let pointer = describe_pointer(&io, &args.location).await;
+            Ok((Table::load(io, &args.location).await?, pointer))
+        }
+    }
 }
 
 /// `namespace.table` split at its last dot (namespaces may hold dots).
@@ -86,10 +92,16 @@ pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> 
     for snapshot in snapshots {
         loaded.push(load_snapshot(table, snapshot, &mut cache).await);
     }
+    let relocated = table
+        .io()
+        .relocation()
+        .apply(&metadata.location)
+        .into_owned();
     TableTree {
         name,
         pointer,
         metadata_location: table.metadata_location().to_string(),
+        location_aliases: vec![relocated],
         metadata,
         snapshots: loaded,
     }

@@ -130,6 +130,7 @@ fn table_tree() -> TableTree {
         name: "/wh/db/orders".to_string(),
         pointer: Some("metadata/version-hint.text -> 2".to_string()),
         metadata_location: "file:///wh/db/orders/metadata/v2.metadata.json".to_string(),
+        location_aliases: vec!["/local/orders".to_string()],
         metadata,
         snapshots,
     }
@@ -180,9 +181,20 @@ fn snapshot_errors_show_in_place() {
     let mut tree = table_tree();
     tree.snapshots[0].manifests = Err("corrupt snap-111.avro: bad block".to_string());
     let text = render_tree(&tree, TreeOptions::default());
-    assert!(text.contains("│   └── manifest list metadata/snap-111.avro\n│       └── error: corrupt snap-111.avro: bad block\n"), "{text}");
+    assert!(text.contains("    │   └── manifest list metadata/snap-111.avro\n    │       └── error: corrupt snap-111.avro: bad block\n"), "{text}");
     // The manifest was not drawn under snapshot 111, so snapshot 222 draws its files.
     assert!(text.contains("data data/f1.parquet"), "{text}");
+}
+
+#[test]
+fn paths_under_an_alias_are_relative() {
+    let mut tree = table_tree();
+    tree.metadata_location = "/local/orders/metadata/v2.metadata.json".to_string();
+    let text = render_tree(&tree, TreeOptions::default());
+    assert!(
+        text.contains("└── metadata/v2.metadata.json  format v2"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -9,10 +9,10 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DFSchema, ScalarValue, Statistics};
-use datafusion::datasource::file_format::FileFormat;
-use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DFResult;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::Expr;
@@ -23,6 +23,7 @@ use datafusion::physical_plan::union::UnionExec;
 
 use super::adapter::FieldIdAdapterFactory;
 use super::plan::FileScanTask;
+use super::reader::SizeCheckingReaderFactory;
 use crate::error::Result;
 use crate::spec::{Literal, NameMapping, Schema, TableMetadata, Transform, Type};
 use crate::table::Table;
@@ -69,8 +70,15 @@ pub(crate) async fn build_exec(
     let target_partitions = state.config_options().execution.target_partitions.max(1);
     let mut plans = Vec::with_capacity(by_store.len());
     for (_, (store_url, files)) in by_store {
+        let store = state.runtime_env().object_store(&store_url)?;
+        let metadata_cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        let readers = SizeCheckingReaderFactory::new(
+            Arc::new(CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache)),
+            store,
+        );
         let mut source = ParquetSource::new(Arc::clone(&input.arrow_schema))
-            .with_table_parquet_options(parquet_options.clone());
+            .with_table_parquet_options(parquet_options.clone())
+            .with_parquet_file_reader_factory(Arc::new(readers));
         if let Some(predicate) = &predicate {
             source = source.with_predicate(Arc::clone(predicate));
         }
@@ -82,8 +90,7 @@ pub(crate) async fn build_exec(
             .with_limit(limit)
             .with_expr_adapter(Some(Arc::clone(&adapter) as _))
             .build();
-        let format = ParquetFormat::default().with_options(parquet_options.clone());
-        plans.push(format.create_physical_plan(state, config).await?);
+        plans.push(DataSourceExec::from_data_source(config) as Arc<dyn ExecutionPlan>);
     }
     UnionExec::try_new(plans)
 }

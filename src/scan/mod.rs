@@ -5,6 +5,7 @@ mod adapter;
 pub(crate) mod exec;
 mod manifests;
 mod plan;
+mod reader;
 
 pub use manifests::{partition_type, read_manifest, read_manifest_list};
 pub use plan::{FileScanTask, plan_files};

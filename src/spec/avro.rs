@@ -51,7 +51,11 @@ impl<'b> AvroFile<'b> {
                 Error::corrupt_with("", format!("cannot decode Avro record {index} ({what})"), e)
             })?;
             let record = Record::new(&value, Some(&schema), ctx, what);
-            out.push(record.and_then(&mut convert).map_err(|e| at_record(e, index))?);
+            out.push(
+                record
+                    .and_then(&mut convert)
+                    .map_err(|e| at_record(e, index))?,
+            );
         }
         Ok(out)
     }
@@ -204,7 +208,10 @@ impl<'a> Record<'a> {
         self.get(name, field_id).ok_or_else(|| {
             Error::corrupt(
                 "",
-                format!("{}: required field {name} ({field_id}) is missing or null", self.what),
+                format!(
+                    "{}: required field {name} ({field_id}) is missing or null",
+                    self.what
+                ),
             )
         })
     }
@@ -334,8 +341,17 @@ impl<'a> Field<'a> {
                 .iter()
                 .filter_map(|(k, v)| Some((k, self.ctx.unwrap(v, None)?.0)))
                 .map(|(k, v)| {
-                    let key = k.parse::<i32>().map_err(|_| self.wrong("map with int keys"))?;
-                    Ok((key, convert(&Field { value: v, schema: None, ..*self })?))
+                    let key = k
+                        .parse::<i32>()
+                        .map_err(|_| self.wrong("map with int keys"))?;
+                    Ok((
+                        key,
+                        convert(&Field {
+                            value: v,
+                            schema: None,
+                            ..*self
+                        })?,
+                    ))
                 })
                 .collect(),
             Value::Array(_) => self
@@ -358,7 +374,10 @@ impl<'a> Field<'a> {
                 .and_then(|i| entry.at(i))
         };
         Ok(pick("key", 0).zip(pick("value", 1)).map(|(k, v)| {
-            let named = |f: Field<'a>| Field { name: self.name, ..f };
+            let named = |f: Field<'a>| Field {
+                name: self.name,
+                ..f
+            };
             (named(k), named(v))
         }))
     }
@@ -457,7 +476,12 @@ pub(crate) mod test_util {
 
     /// A record value.
     pub(crate) fn record(fields: Vec<(&str, Value)>) -> Value {
-        Value::Record(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        Value::Record(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
     }
 
     /// The non-null branch of a `["null", T]` union.

@@ -195,7 +195,10 @@ impl ManifestMetadata {
 
 fn number<T: FromStr>(key: &str, text: &str) -> Result<T> {
     text.trim().parse().map_err(|_| {
-        Error::corrupt("", format!("manifest metadata {key} '{text}' is not a valid number"))
+        Error::corrupt(
+            "",
+            format!("manifest metadata {key} '{text}' is not a valid number"),
+        )
     })
 }
 
@@ -232,13 +235,14 @@ pub fn parse_manifest_metadata(bytes: &[u8]) -> Result<ManifestMetadata> {
 /// Fields are found by name or field id, not position. Errors are [`crate::Error::Corrupt`]
 /// with an empty path (the caller adds it).
 ///
-/// Inheritance in detail (spec: "Sequence Number Inheritance", "Snapshot ID Inheritance"):
+/// Inheritance in detail (spec: "Manifest Entry Fields", "Sequence Number Inheritance"), for
+/// a field that is null or absent (a written value is always kept):
 ///
-/// | entry field            | written | v1 manifest | ADDED entry                     | EXISTING / DELETED |
-/// |------------------------|---------|-------------|---------------------------------|--------------------|
-/// | `snapshot_id`          | kept    | inherited   | `added_snapshot_id`             | `added_snapshot_id`|
-/// | `sequence_number`      | kept    | `Some(0)`   | manifest's `sequence_number`    | see below          |
-/// | `file_sequence_number` | kept    | `Some(0)`   | manifest's `sequence_number`    | see below          |
+/// | entry field            | v1 manifest         | ADDED entry                  | EXISTING / DELETED  |
+/// |------------------------|---------------------|------------------------------|---------------------|
+/// | `snapshot_id`          | `added_snapshot_id` | `added_snapshot_id`          | `added_snapshot_id` |
+/// | `sequence_number`      | `Some(0)`           | the list's `sequence_number` | `None`              |
+/// | `file_sequence_number` | `Some(0)`           | the list's `sequence_number` | `None`              |
 ///
 /// A v1 manifest is one whose `format-version` key is `1`, or which has neither that key nor
 /// a `sequence_number` field (writers that predate sequence numbers). The spec requires
@@ -325,10 +329,12 @@ fn invalid(field: &str, value: i32) -> Error {
 
 fn data_file_from(r: &Record<'_>, partition_type: &StructType) -> Result<DataFile> {
     let int_long_map = |name: &str, id: i32| -> Result<HashMap<i32, i64>> {
-        Ok(r.opt(name, id, |f| f.int_map(Field::long))?.unwrap_or_default())
+        Ok(r.opt(name, id, |f| f.int_map(Field::long))?
+            .unwrap_or_default())
     };
     let int_bytes_map = |name: &str, id: i32| -> Result<HashMap<i32, Vec<u8>>> {
-        Ok(r.opt(name, id, |f| f.int_map(Field::bytes))?.unwrap_or_default())
+        Ok(r.opt(name, id, |f| f.int_map(Field::bytes))?
+            .unwrap_or_default())
     };
     Ok(DataFile {
         content: match r.opt("content", 134, Field::int)?.unwrap_or(0) {

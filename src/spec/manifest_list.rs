@@ -73,7 +73,10 @@ pub struct ManifestFile {
 ///
 /// In v2 and later, `content`, `sequence_number` and `min_sequence_number` are required; a
 /// missing one is an error naming the field.
-pub fn parse_manifest_list(bytes: &[u8], format_version: FormatVersion) -> Result<Vec<ManifestFile>> {
+pub fn parse_manifest_list(
+    bytes: &[u8],
+    format_version: FormatVersion,
+) -> Result<Vec<ManifestFile>> {
     AvroFile::open(bytes)?.map_records("manifest_file", |r| manifest_file(&r, format_version))
 }
 

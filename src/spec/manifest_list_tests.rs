@@ -208,7 +208,8 @@ fn bigquery_style_all_nullable_list() {
         ("partition_spec_id", some(0)),
         ("sequence_number", some(0i64)),
     ]);
-    let files = parse_manifest_list(&write_avro(&schema, &[], &[entry]), FormatVersion::V2).unwrap();
+    let files =
+        parse_manifest_list(&write_avro(&schema, &[], &[entry]), FormatVersion::V2).unwrap();
     assert_eq!(files[0].added_snapshot_id, 5128775320967886225);
     assert_eq!(files[0].manifest_path, "gs://b/t/metadata/m.avro");
     assert_eq!(files[0].added_files_count, Some(1));
@@ -220,7 +221,10 @@ fn truncated_or_garbage_bytes_are_corrupt() {
     let bytes = java_v2_list();
     for cut in [0, 3, 10, bytes.len() / 2, bytes.len() - 1] {
         let err = parse_manifest_list(&bytes[..cut], FormatVersion::V2).unwrap_err();
-        assert!(matches!(err, crate::Error::Corrupt { .. }), "cut {cut}: {err}");
+        assert!(
+            matches!(err, crate::Error::Corrupt { .. }),
+            "cut {cut}: {err}"
+        );
     }
     let err = parse_manifest_list(b"not avro at all", FormatVersion::V2).unwrap_err();
     assert!(matches!(err, crate::Error::Corrupt { .. }), "{err}");
@@ -238,5 +242,8 @@ fn wrong_avro_type_is_corrupt() {
     entry[1].1 = Value::String("big".into());
     let bytes = write_avro(&schema, &[], &[Value::Record(entry)]);
     let err = parse_manifest_list(&bytes, FormatVersion::V2).unwrap_err();
-    assert!(err.to_string().contains("manifest_file.manifest_length"), "{err}");
+    assert!(
+        err.to_string().contains("manifest_file.manifest_length"),
+        "{err}"
+    );
 }

@@ -10,7 +10,7 @@ use icefloe::Relocation;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::render::{Style, json_equal};
+use crate::render::{self, Style, json_equal};
 use crate::sql_expr;
 use crate::support::{self, FixtureRoot, Report, TableSpec, ident, isolated, open_as_t};
 
@@ -118,12 +118,20 @@ fn current_row_count(oracle: &Oracle) -> Option<i64> {
 /// Delete files in the oracle's file listing, or delete counts in the snapshot summary.
 fn has_row_level_deletes(snapshot: &SnapshotOracle) -> bool {
     let summary_total = |name: &str| {
-        snapshot.summary.get(name).and_then(Value::as_str).and_then(|n| n.parse::<i64>().ok())
+        snapshot
+            .summary
+            .get(name)
+            .and_then(Value::as_str)
+            .and_then(|n| n.parse::<i64>().ok())
     };
     snapshot.delete_files > 0
-        || ["total-delete-files", "total-position-deletes", "total-equality-deletes"]
-            .iter()
-            .any(|name| summary_total(name).is_some_and(|n| n > 0))
+        || [
+            "total-delete-files",
+            "total-position-deletes",
+            "total-equality-deletes",
+        ]
+        .iter()
+        .any(|name| summary_total(name).is_some_and(|n| n > 0))
 }
 
 async fn check_table(root: &FixtureRoot, warehouse: &Path, oracle: Oracle) -> Report {
@@ -146,7 +154,10 @@ async fn check_table(root: &FixtureRoot, warehouse: &Path, oracle: Oracle) -> Re
         schemas: schema_columns(&oracle.schemas),
         spec: TableSpec {
             location: oracle.metadata_location.replace("{warehouse}", WRITTEN_AT),
-            relocations: vec![(WRITTEN_AT.to_string(), warehouse.to_string_lossy().into_owned())],
+            relocations: vec![(
+                WRITTEN_AT.to_string(),
+                warehouse.to_string_lossy().into_owned(),
+            )],
             snapshot_id: None,
         },
     };
@@ -199,7 +210,11 @@ async fn check_empty(table: TableUnderTest) -> Report {
     report
 }
 
-async fn check_snapshot(context: String, table: TableUnderTest, snapshot: SnapshotOracle) -> Report {
+async fn check_snapshot(
+    context: String,
+    table: TableUnderTest,
+    snapshot: SnapshotOracle,
+) -> Report {
     let mut report = Report::new("pyiceberg");
     let mut spec = table.spec.clone();
     spec.snapshot_id = Some(snapshot.snapshot_id);
@@ -209,7 +224,10 @@ async fn check_snapshot(context: String, table: TableUnderTest, snapshot: Snapsh
         return report;
     }
     let Some(row_count) = snapshot.row_count else {
-        report.mismatch(&context, "the oracle has no row count for a snapshot without deletes");
+        report.mismatch(
+            &context,
+            "the oracle has no row count for a snapshot without deletes",
+        );
         return report;
     };
     report.snapshots += 1;
@@ -223,7 +241,11 @@ async fn check_snapshot(context: String, table: TableUnderTest, snapshot: Snapsh
     match support::count_rows(&ctx, None).await {
         Ok(n) if n == row_count => {}
         Ok(n) => report.mismatch(&context, format!("count(*): expected {row_count}, got {n}")),
-        Err(e) => report.mismatch(&context, format!("SELECT count(*) failed: {e}")),
+        Err(e) => {
+            // Nothing else can work; one mismatch says it all.
+            report.mismatch(&context, format!("SELECT count(*) failed: {e}"));
+            return report;
+        }
     }
     let types = snapshot
         .schema_id
@@ -232,7 +254,7 @@ async fn check_snapshot(context: String, table: TableUnderTest, snapshot: Snapsh
         .unwrap_or_default();
     check_aggregates(&mut report, &context, &ctx, &types, &snapshot).await;
     check_filters(&mut report, &context, &ctx, &snapshot.filters).await;
-    check_count_by_column(&mut report, &context, &ctx, &snapshot).await;
+    check_count_by_column(&mut report, &context, &ctx, &types, &snapshot).await;
     report
 }
 
@@ -248,7 +270,10 @@ async fn check_aggregates(
         let Some(expected) = expected.as_object() else {
             continue;
         };
-        let ty = types.get(column).and_then(Value::as_str).unwrap_or("nested");
+        let ty = types
+            .get(column)
+            .and_then(Value::as_str)
+            .unwrap_or("nested");
         let (keys, selects): (Vec<&String>, Vec<String>) = expected
             .keys()
             .filter_map(|key| Some((key, sql_expr::oracle_aggregate(column, ty, key)?)))
@@ -261,14 +286,18 @@ async fn check_aggregates(
                 continue;
             }
             Err(e) => {
-                report.mismatch(context, format!("{sql} failed: {e}"));
+                report.query_failed(context, &sql, &e);
                 continue;
             }
         };
-        for (key, got) in keys.iter().zip(&got) {
+        for (key, got) in keys.iter().zip(got) {
             let want = &expected[key.as_str()];
-            if !json_equal(want, got) {
-                report.mismatch(context, format!("{key}({column}): expected {want}, got {got}"));
+            let got = render::as_iceberg_type(got, ty);
+            if !json_equal(want, &got) {
+                report.mismatch(
+                    context,
+                    format!("{key}({column}): expected {want}, got {got}"),
+                );
             }
         }
     }
@@ -301,8 +330,11 @@ async fn check_filters(
         };
         match support::count_rows(ctx, Some(&sql)).await {
             Ok(n) if n == expected => {}
-            Ok(n) => report.mismatch(context, format!("WHERE {sql}: expected {expected}, got {n}")),
-            Err(e) => report.mismatch(context, format!("WHERE {sql} failed: {e}")),
+            Ok(n) => report.mismatch(
+                context,
+                format!("WHERE {sql}: expected {expected}, got {n}"),
+            ),
+            Err(e) => report.query_failed(context, &format!("WHERE {sql}"), &e),
         }
     }
 }
@@ -312,24 +344,29 @@ async fn check_count_by_column(
     report: &mut Report,
     context: &str,
     ctx: &SessionContext,
+    types: &Map<String, Value>,
     snapshot: &SnapshotOracle,
 ) {
     for (column, expected) in snapshot.count_by_column.iter().flatten() {
         let Some(expected) = expected.as_array() else {
             continue;
         };
+        let ty = types
+            .get(column)
+            .and_then(Value::as_str)
+            .unwrap_or("nested");
         let c = ident(column);
         let sql = format!("SELECT {c}, count(*) FROM t GROUP BY {c}");
-        let got = match support::rows(ctx, &sql, Style::PYICEBERG).await {
-            Ok(rows) => rows,
+        let got: Vec<Value> = match support::rows(ctx, &sql, Style::PYICEBERG).await {
+            Ok(rows) => rows.into_iter().map(|row| group_pair(row, ty)).collect(),
             Err(e) => {
-                report.mismatch(context, format!("{sql} failed: {e}"));
+                report.query_failed(context, &sql, &e);
                 continue;
             }
         };
         let unmatched: Vec<&Value> = expected
             .iter()
-            .filter(|pair| !got.iter().any(|row| json_equal(pair, &Value::from(row.clone()))))
+            .filter(|pair| !got.iter().any(|row| json_equal(pair, row)))
             .take(5)
             .collect();
         if got.len() != expected.len() || !unmatched.is_empty() {
@@ -343,6 +380,14 @@ async fn check_count_by_column(
             );
         }
     }
+}
+
+/// A `[value, count]` row of a `GROUP BY`, the value in the oracle's form for its type.
+fn group_pair(mut row: Vec<Value>, ty: &str) -> Value {
+    if let Some(value) = row.first_mut() {
+        *value = render::as_iceberg_type(value.take(), ty);
+    }
+    Value::from(row)
 }
 
 /// The SQLite catalog, registered as the default catalog, serves each table's current
@@ -375,7 +420,9 @@ async fn check_catalog(warehouse: &Path, current_counts: Vec<(String, i64)>) -> 
             for (sql, expected, got) in results {
                 match got {
                     Ok(got) if json_equal(&Value::from(expected), &got) => {}
-                    Ok(got) => report.mismatch(context, format!("{sql}: expected {expected}, got {got}")),
+                    Ok(got) => {
+                        report.mismatch(context, format!("{sql}: expected {expected}, got {got}"))
+                    }
                     Err(e) => report.mismatch(context, format!("{sql} failed: {e}")),
                 }
             }
@@ -388,7 +435,9 @@ async fn check_catalog(warehouse: &Path, current_counts: Vec<(String, i64)>) -> 
 
 /// `db.orders` -> `<warehouse>/db/orders`; `nested.inner.deep_table` -> `nested/inner/deep_table`.
 fn table_dir(warehouse: &Path, identifier: &str) -> PathBuf {
-    identifier.split('.').fold(warehouse.to_path_buf(), |dir, part| dir.join(part))
+    identifier
+        .split('.')
+        .fold(warehouse.to_path_buf(), |dir, part| dir.join(part))
 }
 
 /// `nested.inner.deep_table` -> `"nested.inner"."deep_table"` (one schema per namespace).
@@ -406,8 +455,14 @@ mod tests {
     #[test]
     fn names_map_to_directories_and_sql() {
         let wh = Path::new("/w");
-        assert_eq!(table_dir(wh, "nested.inner.deep_table"), Path::new("/w/nested/inner/deep_table"));
-        assert_eq!(qualified_name("nested.inner.deep_table"), "\"nested.inner\".\"deep_table\"");
+        assert_eq!(
+            table_dir(wh, "nested.inner.deep_table"),
+            Path::new("/w/nested/inner/deep_table")
+        );
+        assert_eq!(
+            qualified_name("nested.inner.deep_table"),
+            "\"nested.inner\".\"deep_table\""
+        );
         assert_eq!(qualified_name("db.orders"), "\"db\".\"orders\"");
     }
 }

@@ -62,9 +62,15 @@ fn external_aggregate_query(name: &str) -> Option<AggregateQuery> {
         .and_then(|rest| rest.split_once("_multiple_of_"))
     {
         let n: i64 = n.parse().ok()?;
-        return Some(AggregateQuery::count_where(format!("{} % {n} = 0", ident(column))));
+        return Some(AggregateQuery::count_where(format!(
+            "{} % {n} = 0",
+            ident(column)
+        )));
     }
-    if let Some(column) = name.strip_prefix("rows_").and_then(|r| r.strip_suffix("_true")) {
+    if let Some(column) = name
+        .strip_prefix("rows_")
+        .and_then(|r| r.strip_suffix("_true"))
+    {
         return Some(AggregateQuery::count_where(ident(column)));
     }
     if let Some((flag, status)) = name.strip_prefix("rows_").and_then(|r| r.split_once('_'))
@@ -111,7 +117,9 @@ pub fn oracle_aggregate(column: &str, ty: &str, key: &str) -> Option<String> {
 /// Translates an oracle filter `expr` (`{"op": "eq", "column": .., "type": .., "value": ..}`,
 /// `{"op": "and", "args": [..]}`, ...) into a SQL predicate.
 pub fn filter(expr: &Value) -> Result<String, String> {
-    let op = expr["op"].as_str().ok_or_else(|| format!("no op in {expr}"))?;
+    let op = expr["op"]
+        .as_str()
+        .ok_or_else(|| format!("no op in {expr}"))?;
     match op {
         "and" | "or" => {
             let parts = args(expr)?
@@ -137,8 +145,14 @@ fn args(expr: &Value) -> Result<&[Value], String> {
 }
 
 fn predicate(op: &str, expr: &Value) -> Result<String, String> {
-    let column = ident(expr["column"].as_str().ok_or_else(|| format!("no column in {expr}"))?);
-    let ty = expr["type"].as_str().ok_or_else(|| format!("no type in {expr}"))?;
+    let column = ident(
+        expr["column"]
+            .as_str()
+            .ok_or_else(|| format!("no column in {expr}"))?,
+    );
+    let ty = expr["type"]
+        .as_str()
+        .ok_or_else(|| format!("no type in {expr}"))?;
     let value = &expr["value"];
     let sql = match op {
         "is_null" => format!("{column} IS NULL"),
@@ -185,7 +199,10 @@ pub fn literal(ty: &str, value: &Value) -> Result<String, String> {
     };
     if let Some(precision_scale) = ty.strip_prefix("decimal(") {
         let precision_scale = precision_scale.trim_end_matches(')').replace(' ', "");
-        return Ok(format!("CAST({} AS DECIMAL({precision_scale}))", string_literal(&text)));
+        return Ok(format!(
+            "CAST({} AS DECIMAL({precision_scale}))",
+            string_literal(&text)
+        ));
     }
     let sql = match ty {
         "string" => string_literal(&text),
@@ -222,8 +239,14 @@ mod tests {
             ("distinct_uuid", "SELECT count(DISTINCT \"uuid\") FROM t"),
             ("sum_l_quantity", "SELECT sum(\"l_quantity\") FROM t"),
             ("nonnull_x", "SELECT count(\"x\") FROM t"),
-            ("rows_l_orderkey_bool_true", "SELECT count(*) FROM t WHERE \"l_orderkey_bool\""),
-            ("rows_returnflag_A", "SELECT count(*) FROM t WHERE l_returnflag = 'A'"),
+            (
+                "rows_l_orderkey_bool_true",
+                "SELECT count(*) FROM t WHERE \"l_orderkey_bool\"",
+            ),
+            (
+                "rows_returnflag_A",
+                "SELECT count(*) FROM t WHERE l_returnflag = 'A'",
+            ),
             (
                 "rows_N_F",
                 "SELECT count(*) FROM t WHERE l_returnflag = 'N' AND l_linestatus = 'F'",
@@ -250,6 +273,9 @@ mod tests {
             "((\"id\" = CAST('300' AS BIGINT)) AND (\"c\" NOT IN ('a''b', 'c')))"
         );
         let dec = json!({"op": "lt", "column": "p", "type": "decimal(10, 2)", "value": "1.50"});
-        assert_eq!(filter(&dec).unwrap(), "(\"p\" < CAST('1.50' AS DECIMAL(10,2)))");
+        assert_eq!(
+            filter(&dec).unwrap(),
+            "(\"p\" < CAST('1.50' AS DECIMAL(10,2)))"
+        );
     }
 }

@@ -63,6 +63,8 @@ pub struct Report {
     pub tolerated_errors: usize,
     pub filters: usize,
     pub mismatches: Vec<String>,
+    /// (context, error) of failed queries already reported, with how many more failed alike.
+    repeated_errors: Vec<(String, String, usize)>,
 }
 
 impl Report {
@@ -78,6 +80,24 @@ impl Report {
         self.mismatches.push(format!("{context}: {what}"));
     }
 
+    /// Records a failed query. The first failure with a given error in a given context is
+    /// reported in full; later ones are only counted, so that one broken file does not bury
+    /// the rest of the report.
+    pub fn query_failed(&mut self, context: &str, query: &str, error: &str) {
+        let seen = self
+            .repeated_errors
+            .iter_mut()
+            .find(|(c, e, _)| c == context && e == error);
+        match seen {
+            Some((_, _, more)) => *more += 1,
+            None => {
+                self.mismatch(context, format!("{query} failed: {error}"));
+                self.repeated_errors
+                    .push((context.to_string(), error.to_string(), 0));
+            }
+        }
+    }
+
     /// Adds the counts and mismatches of a part of the suite.
     pub fn absorb(&mut self, part: Report) {
         self.tables += part.tables;
@@ -87,10 +107,22 @@ impl Report {
         self.tolerated_errors += part.tolerated_errors;
         self.filters += part.filters;
         self.mismatches.extend(part.mismatches);
+        for (context, _, more) in part.repeated_errors {
+            if more > 0 {
+                self.mismatches.push(format!(
+                    "{context}: {more} more queries failed with the same error"
+                ));
+            }
+        }
     }
 
     /// Prints the summary line and fails with every mismatch, if there are any.
-    pub fn finish(self, root: &FixtureRoot) {
+    pub fn finish(mut self, root: &FixtureRoot) {
+        let own = Report {
+            repeated_errors: std::mem::take(&mut self.repeated_errors),
+            ..Report::new(self.suite)
+        };
+        self.absorb(own);
         println!("fixture root: {}", root.describe());
         println!(
             "{}: {} tables, {} snapshots checked, {} filters checked, {} delete snapshots checked to fail, \
@@ -165,7 +197,11 @@ pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>
 }
 
 /// Runs `sql` and renders every row.
-pub async fn rows(ctx: &SessionContext, sql: &str, style: Style) -> Result<Vec<Vec<Value>>, String> {
+pub async fn rows(
+    ctx: &SessionContext,
+    sql: &str,
+    style: Style,
+) -> Result<Vec<Vec<Value>>, String> {
     let batches = collect(ctx, sql).await?;
     render::rows(&batches, style)
 }
@@ -175,7 +211,9 @@ pub async fn scalar(ctx: &SessionContext, sql: &str, style: Style) -> Result<Val
     let mut rows = rows(ctx, sql, style).await?;
     match (rows.len(), rows.first().map(Vec::len)) {
         (1, Some(1)) => Ok(rows.remove(0).remove(0)),
-        (n, width) => Err(format!("expected one value, got {n} rows of width {width:?}")),
+        (n, width) => Err(format!(
+            "expected one value, got {n} rows of width {width:?}"
+        )),
     }
 }
 
@@ -198,17 +236,19 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    tokio::spawn(check).await.map_err(|e| match e.try_into_panic() {
-        Ok(payload) => {
-            let text = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "non-text panic payload".to_string());
-            format!("panicked: {text}")
-        }
-        Err(e) => format!("task failed: {e}"),
-    })
+    tokio::spawn(check)
+        .await
+        .map_err(|e| match e.try_into_panic() {
+            Ok(payload) => {
+                let text = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "non-text panic payload".to_string());
+                format!("panicked: {text}")
+            }
+            Err(e) => format!("task failed: {e}"),
+        })
 }
 
 /// An error's message followed by its sources, so that keyword checks see the whole story.

@@ -125,7 +125,7 @@ fn schemas(o: &Object, v1: bool) -> Result<(Vec<Schema>, i32)> {
             let id = schema.schema_id;
             Ok((vec![schema], id))
         }
-        _ => Err(j::missing(WHAT, "schemas")),
+        _ => Err(j::missing(WHAT, if v1 { "schema" } else { "schemas" })),
     }
 }
 
@@ -139,7 +139,10 @@ fn partition_specs(o: &Object, v1: bool) -> Result<(Vec<PartitionSpec>, i32)> {
         Some(fields) if v1 && !fields.is_null() => {
             Ok((vec![PartitionSpec::from_fields_json(0, fields)?], 0))
         }
-        _ => Err(j::missing(WHAT, "partition-specs")),
+        _ => Err(j::missing(
+            WHAT,
+            if v1 { "partition-spec" } else { "partition-specs" },
+        )),
     }
 }
 
