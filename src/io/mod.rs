@@ -15,7 +15,6 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use futures::TryStreamExt;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
-use url::Url;
 
 pub use relocation::Relocation;
 
@@ -65,28 +64,39 @@ impl FileIO {
         &self.runtime
     }
 
-    /// The location after relocation, as an absolute URL string (`file:///...`, `s3://...`).
+    /// The location after relocation, as an absolute location string (`file:///...`,
+    /// `s3://bucket/...`).
     pub fn absolute(&self, location: &str) -> Result<String> {
-        Ok(self.to_url(location)?.to_string())
+        let (store, path) = self.split(location)?;
+        Ok(format!("{store}/{path}"))
     }
 
     /// Resolves a location (as written in metadata) to its store and object path.
+    ///
+    /// Locations are taken as written: the path after `scheme://authority` is the object's key,
+    /// never percent-decoded (writers store `%` in file names literally).
     pub fn resolve(&self, location: &str) -> Result<ResolvedLocation> {
-        let url = self.to_url(location)?;
-        let store_url = ObjectStoreUrl::parse(&url[..url::Position::BeforePath])
+        let (store, path) = self.split(location)?;
+        let store_url = ObjectStoreUrl::parse(&store)
             .map_err(|e| Error::InvalidArgument(format!("location '{location}': {e}")))?;
-        let store = self.runtime.object_store(&store_url).map_err(|e| {
+        let object_store = self.runtime.object_store(&store_url).map_err(|e| {
             Error::InvalidArgument(format!(
                 "no object store is registered for '{location}' ({}): {e}",
                 store_url.as_str()
             ))
         })?;
-        let path = ObjectPath::from_url_path(url.path())
-            .map_err(|e| Error::InvalidArgument(format!("location '{location}': {e}")))?;
+        let path = if store == "file://" {
+            // The local store maps a path's string to the file name as is: build it from the
+            // literal file name so `%`, spaces and non-ASCII names are found.
+            ObjectPath::from_absolute_path(format!("/{path}"))
+                .map_err(|e| Error::InvalidArgument(format!("location '{location}': {e}")))?
+        } else {
+            ObjectPath::from(path.as_str())
+        };
         Ok(ResolvedLocation {
             store_url,
             path,
-            store,
+            store: object_store,
         })
     }
 
@@ -153,39 +163,50 @@ impl FileIO {
             .map_err(|e| store_error(location, e))
     }
 
-    fn to_url(&self, location: &str) -> Result<Url> {
+    /// `(store, key)` of a relocated location: `("file://", "tmp/t/x")`, `("s3://b", "k/x")`.
+    fn split(&self, location: &str) -> Result<(String, String)> {
         let relocated = self.relocation.apply(location);
-        location_to_url(&relocated)
+        split_location(&relocated)
             .ok_or_else(|| Error::InvalidArgument(format!("'{location}' is not a valid location")))
     }
 }
 
-/// Turns a location into a URL: URLs stay as they are, absolute paths become `file://` URLs,
-/// relative paths are taken from the current directory.
-fn location_to_url(location: &str) -> Option<Url> {
-    if let Some((scheme, _)) = location.split_once("://")
-        && !scheme.is_empty()
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+/// Splits a location into its store (`scheme://authority`) and the key inside it. Bare paths
+/// and `file:` locations are local files (relative paths are taken from the current directory).
+fn split_location(location: &str) -> Option<(String, String)> {
+    if let Some((scheme, rest)) = location.split_once("://")
+        && is_scheme(scheme)
     {
-        let mut url = Url::parse(location).ok()?;
-        if url.scheme() == "file" && url.host_str().is_some_and(|h| !h.is_empty()) {
-            return None;
+        if scheme.eq_ignore_ascii_case("file") {
+            if !rest.starts_with('/') {
+                return None; // file://host/... names a remote host
+            }
+            return Some(("file://".to_string(), local_key(rest)?));
         }
-        // `file:` URLs: collapse `//` inside the path the way a file system would.
-        if url.scheme() == "file" {
-            let cleaned = clean_path(url.path());
-            url.set_path(&cleaned);
-        }
-        return Some(url);
+        let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
+        let key = clean_path(key);
+        return Some((format!("{scheme}://{authority}"), key.trim_start_matches('/').to_string()));
     }
     let path = location.strip_prefix("file:").unwrap_or(location);
+    Some(("file://".to_string(), local_key(path)?))
+}
+
+fn is_scheme(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+}
+
+/// The key of a local path in the local file system store: absolute, cleaned, no leading `/`.
+fn local_key(path: &str) -> Option<String> {
     let absolute = if path.starts_with('/') {
-        std::path::PathBuf::from(path)
+        path.to_string()
     } else {
-        std::env::current_dir().ok()?.join(path)
+        std::env::current_dir()
+            .ok()?
+            .join(path)
+            .to_string_lossy()
+            .into_owned()
     };
-    let cleaned = clean_path(&absolute.to_string_lossy());
-    Url::from_file_path(cleaned).ok()
+    Some(clean_path(&absolute).trim_start_matches('/').to_string())
 }
 
 /// Removes `.` segments and empty segments (`a//b`, `./a`) from a slash path, keeping `..`.
@@ -234,6 +255,38 @@ mod tests {
         assert_eq!(io.absolute("s3://bucket/k/v").unwrap(), "s3://bucket/k/v");
         let rel = io.absolute("rel/x").unwrap();
         assert!(rel.starts_with("file:///") && rel.ends_with("/rel/x"), "{rel}");
+    }
+
+    #[test]
+    fn locations_are_taken_literally() {
+        let io = FileIO::new(
+            Arc::new(RuntimeEnv::default()),
+            Relocation::new()
+                .with_rule("file:///old", "/new")
+                .with_rule("/bare", "/new2"),
+        );
+        // Locations are never percent-decoded: `%C3` in a location is `%C3` in the file name.
+        let r = io.resolve("file:///old/p=%C3%A9/f.parquet").unwrap();
+        assert_eq!(r.path.as_ref(), "new/p=%C3%A9/f.parquet");
+        let direct = io.resolve("/new/p=%C3%A9/f.parquet").unwrap();
+        assert_eq!(r.path, direct.path);
+        let r = io.resolve("/bare/p=%C3/f.parquet").unwrap();
+        let direct = io.resolve("/new2/p=%C3/f.parquet").unwrap();
+        assert_eq!(r.path, direct.path);
+    }
+
+    #[tokio::test]
+    async fn literal_file_names_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().to_str().unwrap();
+        for name in ["lit%C3%A9", "uni\u{e9}", "with space", "hash#q?"] {
+            std::fs::write(dir.path().join(name), name.as_bytes()).unwrap();
+            let io = FileIO::default();
+            let bytes = io.read(&format!("{base}/{name}")).await.unwrap();
+            assert_eq!(&bytes[..], name.as_bytes());
+            let bytes = io.read(&format!("file://{base}/{name}")).await.unwrap();
+            assert_eq!(&bytes[..], name.as_bytes());
+        }
     }
 
     #[test]

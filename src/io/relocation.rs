@@ -57,17 +57,19 @@ impl Relocation {
 
     /// Rewrites one path; paths under no rule come back unchanged.
     pub fn apply<'a>(&self, path: &'a str) -> Cow<'a, str> {
-        for (old, new) in &self.rules {
-            if let Some(rest) = strip_prefix(path, old) {
-                let new = new.trim_end_matches('/');
-                return Cow::Owned(if rest.is_empty() {
-                    new.to_string()
-                } else {
-                    format!("{new}/{rest}")
-                });
-            }
+        match self.split(path) {
+            None => Cow::Borrowed(path),
+            Some((new, rest)) if rest.is_empty() => Cow::Owned(new.to_string()),
+            Some((new, rest)) => Cow::Owned(format!("{new}/{rest}")),
         }
-        Cow::Borrowed(path)
+    }
+
+    /// The new location of the rule covering `path` (without a trailing slash) and the rest of
+    /// the path below the old prefix (no leading slash), or `None` when no rule applies.
+    pub fn split(&self, path: &str) -> Option<(&str, String)> {
+        self.rules.iter().find_map(|(old, new)| {
+            strip_prefix(path, old).map(|rest| (new.trim_end_matches('/'), rest))
+        })
     }
 }
 

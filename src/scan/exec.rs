@@ -185,7 +185,9 @@ fn partitioned_file(
         let scalar = literal_to_scalar(value.as_ref(), ty)?;
         columns[*col] = constant_column(scalar, num_rows);
     }
-    let mut file = PartitionedFile::new(path.to_string(), size);
+    let mut file = PartitionedFile::new(String::new(), size);
+    // Set the parsed path directly: a round trip through a string would escape `%` again.
+    file.object_meta.location = path.clone();
     file.statistics = Some(Arc::new(Statistics {
         num_rows: Precision::Exact(num_rows),
         total_byte_size: Precision::Inexact(usize::try_from(size).unwrap_or(usize::MAX)),

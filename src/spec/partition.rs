@@ -149,7 +149,11 @@ impl Transform {
     /// hour, `Literal::Date` for day. Temporal transforms count from 1970 and round down, so
     /// `1969-12-31` is year -1, month -1 and day -1. Integer truncation wraps at the type's
     /// minimum exactly as Java's does.
-    pub fn apply(&self, source: &PrimitiveType, value: Option<&Literal>) -> Result<Option<Literal>> {
+    pub fn apply(
+        &self,
+        source: &PrimitiveType,
+        value: Option<&Literal>,
+    ) -> Result<Option<Literal>> {
         self.result_type(source)?;
         match value {
             None => Ok(None),
@@ -346,7 +350,11 @@ impl PartitionSpec {
                     .as_primitive()
                     .unwrap_or(&PrimitiveType::Int);
                 let text = field.transform.to_human_string(ty, value.as_ref());
-                format!("{}={}", path::url_escape(&field.name), path::url_escape(&text))
+                format!(
+                    "{}={}",
+                    path::url_escape(&field.name),
+                    path::url_escape(&text)
+                )
             })
             .collect();
         Ok(parts.join("/"))

@@ -184,7 +184,10 @@ fn manifests(o: &j::Object, what: &str) -> Result<Option<Vec<String>>> {
         .iter()
         .map(|m| {
             m.as_str().map(str::to_string).ok_or_else(|| {
-                Error::corrupt("", format!("{what}: manifest path must be a string, found {m}"))
+                Error::corrupt(
+                    "",
+                    format!("{what}: manifest path must be a string, found {m}"),
+                )
             })
         })
         .collect::<Result<Vec<_>>>()

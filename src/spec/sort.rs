@@ -186,7 +186,11 @@ mod tests {
         assert_eq!(order.fields[1].direction, SortDirection::Descending);
         assert_eq!(order.fields[0].null_order, NullOrder::First);
         assert_eq!(order.to_json(), v);
-        assert!(SortOrder::from_json(&json!({"order-id": 0, "fields": []})).unwrap().is_unsorted());
+        assert!(
+            SortOrder::from_json(&json!({"order-id": 0, "fields": []}))
+                .unwrap()
+                .is_unsorted()
+        );
     }
 
     #[test]

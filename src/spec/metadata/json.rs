@@ -25,7 +25,10 @@ pub(crate) fn missing(what: &str, key: &str) -> Error {
 }
 
 fn invalid(what: &str, key: &str, expected: &str, v: &Value) -> Error {
-    Error::corrupt("", format!("{what}: field '{key}' must be {expected}, found {v}"))
+    Error::corrupt(
+        "",
+        format!("{what}: field '{key}' must be {expected}, found {v}"),
+    )
 }
 
 /// A JSON number as an exact `i64`.
@@ -67,7 +70,10 @@ pub(crate) fn opt_i32(o: &Object, key: &str, what: &str) -> Result<Option<i32>> 
     match opt_i64(o, key, what)? {
         None => Ok(None),
         Some(i) => i32::try_from(i).map(Some).map_err(|_| {
-            Error::corrupt("", format!("{what}: field '{key}' value {i} is out of int range"))
+            Error::corrupt(
+                "",
+                format!("{what}: field '{key}' value {i} is out of int range"),
+            )
         }),
     }
 }
@@ -121,7 +127,10 @@ mod tests {
 
     #[test]
     fn integers_are_exact_and_integral_floats_are_accepted() {
-        assert_eq!(exact_i64(&json!(9_223_372_036_854_775_807_i64)), Some(i64::MAX));
+        assert_eq!(
+            exact_i64(&json!(9_223_372_036_854_775_807_i64)),
+            Some(i64::MAX)
+        );
         assert_eq!(exact_i64(&json!(i64::MIN)), Some(i64::MIN));
         let v: Value = serde_json::from_str("4.685659321801244e18").unwrap();
         assert_eq!(exact_i64(&v), Some(4_685_659_321_801_243_648));

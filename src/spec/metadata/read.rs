@@ -53,8 +53,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<TableMetadata> {
     let (partition_specs, default_spec_id) = partition_specs(o, v1)?;
     let last_partition_id = last_partition_id(o, v1, &partition_specs)?;
     let (sort_orders, default_sort_order_id) = sort_orders(o, v1)?;
-    let current_snapshot_id =
-        j::opt_i64(o, "current-snapshot-id", WHAT)?.filter(|id| *id != -1);
+    let current_snapshot_id = j::opt_i64(o, "current-snapshot-id", WHAT)?.filter(|id| *id != -1);
     let snapshots = list(o, "snapshots", Snapshot::from_json)?;
     check_current(&schemas, current_schema_id, &snapshots, current_snapshot_id)?;
     let last_sequence_number = match j::opt_i64(o, "last-sequence-number", WHAT)? {
@@ -141,7 +140,11 @@ fn partition_specs(o: &Object, v1: bool) -> Result<(Vec<PartitionSpec>, i32)> {
         }
         _ => Err(j::missing(
             WHAT,
-            if v1 { "partition-spec" } else { "partition-specs" },
+            if v1 {
+                "partition-spec"
+            } else {
+                "partition-specs"
+            },
         )),
     }
 }

@@ -138,7 +138,10 @@ fn v1_legacy_schema_and_partition_spec_are_upgraded() {
     assert_round_trips(&m);
     let written = m.to_json();
     assert_eq!(written["schema"], m.current_schema().to_json());
-    assert_eq!(written["partition-spec"], m.partition_specs[0].fields_json());
+    assert_eq!(
+        written["partition-spec"],
+        m.partition_specs[0].fields_json()
+    );
     assert_eq!(written.get("last-sequence-number"), None);
 }
 
@@ -180,9 +183,18 @@ fn v2_parses_every_field_and_round_trips() {
     assert_eq!(m.partition_statistics[0].file_size_in_bytes, 43);
     assert!(m.unknown_fields.is_empty());
     // The tag is kept and main is implied by current-snapshot-id.
-    assert!(matches!(m.refs["test"].retention, SnapshotRetention::Tag { .. }));
-    assert_eq!(m.refs["main"], SnapshotReference::branch(3_055_729_675_574_597_004));
-    assert_eq!(m.snapshot_for_ref("test").unwrap().snapshot_id, first.snapshot_id);
+    assert!(matches!(
+        m.refs["test"].retention,
+        SnapshotRetention::Tag { .. }
+    ));
+    assert_eq!(
+        m.refs["main"],
+        SnapshotReference::branch(3_055_729_675_574_597_004)
+    );
+    assert_eq!(
+        m.snapshot_for_ref("test").unwrap().snapshot_id,
+        first.snapshot_id
+    );
     assert_round_trips(&m);
 }
 
@@ -195,10 +207,16 @@ fn v3_parses_row_lineage_defaults_and_refs() {
     let s = m.current_snapshot().unwrap();
     assert_eq!((s.first_row_id, s.added_rows), (Some(0), Some(100)));
     let ts = m.current_schema().field_by_id(2).unwrap();
-    assert_eq!(ts.initial_default, Some(json!("1970-01-01T00:00:00.000000001")));
+    assert_eq!(
+        ts.initial_default,
+        Some(json!("1970-01-01T00:00:00.000000001"))
+    );
     assert_eq!(m.partition_specs[0].fields[0].source_id, 2);
     assert_eq!(m.refs.len(), 2);
-    assert_eq!(m.unknown_fields.keys().collect::<Vec<_>>(), vec!["encryption-keys"]);
+    assert_eq!(
+        m.unknown_fields.keys().collect::<Vec<_>>(),
+        vec!["encryption-keys"]
+    );
     assert_round_trips(&m);
     assert_eq!(m.to_json()["encryption-keys"], v3()["encryption-keys"]);
 }
@@ -313,7 +331,9 @@ fn accessors_do_not_panic_on_hand_built_metadata() {
 /// Every `*.metadata.json` under the shared fixtures, when they are present.
 fn fixture_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -353,23 +373,4 @@ fn shared_fixtures_parse_and_round_trip() {
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
     }
-}
-
-#[test]
-fn tmp_diff_fixtures() {
-    let mut n = 0;
-    for path in fixture_files() {
-        let bytes = std::fs::read(&path).unwrap();
-        let Ok(m) = TableMetadata::parse(&bytes) else { continue };
-        n += 1;
-        let orig: JsonValue = serde_json::from_slice(&bytes).unwrap();
-        let written = m.to_json();
-        for (k, v) in orig.as_object().unwrap() {
-            if written.get(k) != Some(v) {
-                let a = v.to_string(); let b = written.get(k).map(|x| x.to_string()).unwrap_or_default();
-                eprintln!("DIFF {} {k}: {} || {}", path.display(), &a[..a.len().min(300)], &b[..b.len().min(300)]);
-            }
-        }
-    }
-    eprintln!("PARSED {n}");
 }

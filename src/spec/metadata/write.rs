@@ -32,11 +32,17 @@ pub(super) fn to_json(m: &TableMetadata) -> JsonValue {
     let specs = m.partition_specs.iter().map(|s| s.to_json()).collect();
     o.insert("partition-specs".into(), JsonValue::Array(specs));
     o.insert("last-partition-id".into(), json!(m.last_partition_id));
-    o.insert("default-sort-order-id".into(), json!(m.default_sort_order_id));
+    o.insert(
+        "default-sort-order-id".into(),
+        json!(m.default_sort_order_id),
+    );
     let orders = m.sort_orders.iter().map(|s| s.to_json()).collect();
     o.insert("sort-orders".into(), JsonValue::Array(orders));
     o.insert("properties".into(), json!(m.properties));
-    o.insert("current-snapshot-id".into(), json!(m.current_snapshot_id.unwrap_or(-1)));
+    o.insert(
+        "current-snapshot-id".into(),
+        json!(m.current_snapshot_id.unwrap_or(-1)),
+    );
     if let Some(next) = m.next_row_id {
         o.insert("next-row-id".into(), json!(next));
     }
@@ -86,7 +92,10 @@ fn statistics_file(f: &StatisticsFile) -> JsonValue {
     if let Some(key) = &f.key_metadata {
         o.insert("key-metadata".into(), json!(key));
     }
-    o.insert("blob-metadata".into(), JsonValue::Array(f.blob_metadata.clone()));
+    o.insert(
+        "blob-metadata".into(),
+        JsonValue::Array(f.blob_metadata.clone()),
+    );
     JsonValue::Object(o)
 }
 

@@ -32,7 +32,13 @@ fn transform_strings_round_trip() {
     }
     assert_eq!(Transform::parse("BUCKET[4]").unwrap(), Transform::Bucket(4));
     assert_eq!(Transform::parse("Day").unwrap(), Transform::Day);
-    for unknown in ["zorder", "bucket[abc]", "truncate[-1]", "bucket", "geohash[3]"] {
+    for unknown in [
+        "zorder",
+        "bucket[abc]",
+        "truncate[-1]",
+        "bucket",
+        "geohash[3]",
+    ] {
         let t = Transform::parse(unknown).unwrap();
         assert_eq!(t, Transform::Unknown(unknown.into()));
         assert_eq!(t.to_string(), unknown);
@@ -94,16 +100,26 @@ fn truncate_follows_the_spec_examples() {
     assert_eq!(apply(&t10, &P::Int, L::Int(-10)), L::Int(-10));
     assert_eq!(apply(&t10, &P::Long, L::Long(-11)), L::Long(-20));
     assert_eq!(apply(&t10, &dec(9, 2), L::Decimal(1065)), L::Decimal(1060));
-    assert_eq!(apply(&t10, &dec(9, 2), L::Decimal(-1065)), L::Decimal(-1070));
+    assert_eq!(
+        apply(&t10, &dec(9, 2), L::Decimal(-1065)),
+        L::Decimal(-1070)
+    );
     let t3 = Transform::Truncate(3);
     assert_eq!(
         apply(&t3, &P::String, L::String("iceberg".into())),
         L::String("ice".into())
     );
-    assert_eq!(apply(&t3, &P::String, L::String("ab".into())), L::String("ab".into()));
+    assert_eq!(
+        apply(&t3, &P::String, L::String("ab".into())),
+        L::String("ab".into())
+    );
     // Code points, not bytes.
     assert_eq!(
-        apply(&Transform::Truncate(2), &P::String, L::String("😀é😂".into())),
+        apply(
+            &Transform::Truncate(2),
+            &P::String,
+            L::String("😀é😂".into())
+        ),
         L::String("😀é".into())
     );
     assert_eq!(
@@ -111,18 +127,32 @@ fn truncate_follows_the_spec_examples() {
         L::Binary(vec![1, 2, 3])
     );
     // Java's int arithmetic wraps at the minimum.
-    assert_eq!(apply(&t10, &P::Int, L::Int(i32::MIN)), L::Int(2_147_483_646));
+    assert_eq!(
+        apply(&t10, &P::Int, L::Int(i32::MIN)),
+        L::Int(2_147_483_646)
+    );
 }
 
 #[test]
 fn calendar_transforms_count_from_1970_and_round_down() {
     let ts = 1_510_871_468_000_000_i64; // 2017-11-16T22:31:08
-    let (year, month, day, hour) = (Transform::Year, Transform::Month, Transform::Day, Transform::Hour);
+    let (year, month, day, hour) = (
+        Transform::Year,
+        Transform::Month,
+        Transform::Day,
+        Transform::Hour,
+    );
     assert_eq!(apply(&year, &P::Date, L::Date(17_486)), L::Int(47));
     assert_eq!(apply(&month, &P::Date, L::Date(17_486)), L::Int(574));
     assert_eq!(apply(&day, &P::Date, L::Date(17_486)), L::Date(17_486));
-    assert_eq!(apply(&day, &P::Timestamp, L::Timestamp(ts)), L::Date(17_486));
-    assert_eq!(apply(&hour, &P::Timestamptz, L::Timestamptz(ts)), L::Int(419_686));
+    assert_eq!(
+        apply(&day, &P::Timestamp, L::Timestamp(ts)),
+        L::Date(17_486)
+    );
+    assert_eq!(
+        apply(&hour, &P::Timestamptz, L::Timestamptz(ts)),
+        L::Int(419_686)
+    );
     assert_eq!(
         apply(&hour, &P::TimestampNs, L::TimestampNs(ts * 1000)),
         L::Int(419_686)
@@ -142,7 +172,10 @@ fn calendar_transforms_count_from_1970_and_round_down() {
     // 1969-01-01T00:00:00 is exactly one year before; 1900-01-01 is 70 years before.
     let y1969 = -365 * 86_400_000_000_i64;
     assert_eq!(apply(&year, &P::Timestamp, L::Timestamp(y1969)), L::Int(-1));
-    assert_eq!(apply(&month, &P::Timestamp, L::Timestamp(y1969)), L::Int(-12));
+    assert_eq!(
+        apply(&month, &P::Timestamp, L::Timestamp(y1969)),
+        L::Int(-12)
+    );
     assert_eq!(apply(&year, &P::Date, L::Date(-25_567)), L::Int(-70));
     assert_eq!(apply(&month, &P::Date, L::Date(-25_567)), L::Int(-840));
     // 2000-02-29 (leap day) is month 361.
@@ -154,7 +187,9 @@ fn identity_and_void() {
     let v = L::Uuid([9; 16]);
     assert_eq!(apply(&Transform::Identity, &P::Uuid, v.clone()), v);
     assert_eq!(
-        Transform::Void.apply(&P::String, Some(&L::String("x".into()))).unwrap(),
+        Transform::Void
+            .apply(&P::String, Some(&L::String("x".into())))
+            .unwrap(),
         None
     );
     assert!(matches!(
@@ -205,7 +240,11 @@ fn transforms_reject_source_types_the_spec_does_not_allow() {
         );
         assert!(t.apply(&source, None).is_err(), "{t} of {source}");
     }
-    assert!(Transform::Void.result_type(&P::Unsupported("variant".into())).is_ok());
+    assert!(
+        Transform::Void
+            .result_type(&P::Unsupported("variant".into()))
+            .is_ok()
+    );
 }
 
 fn schema() -> Schema {
@@ -314,7 +353,15 @@ fn partition_paths_are_rendered_as_java_does() {
         "name=a+b%2Fc%3D%C3%A9/ts_day=2024-01-01/ts_month=2024-01/d_year=2024/\
          ts_hour=2024-01-01-13/id_bucket=3/d=null"
     );
-    let before_epoch = [None, Some(L::Date(-1)), Some(L::Int(-1)), Some(L::Int(-1)), Some(L::Int(-1)), None, Some(L::Date(-1))];
+    let before_epoch = [
+        None,
+        Some(L::Date(-1)),
+        Some(L::Int(-1)),
+        Some(L::Int(-1)),
+        Some(L::Int(-1)),
+        None,
+        Some(L::Date(-1)),
+    ];
     assert_eq!(
         spec().partition_path(&schema(), &before_epoch).unwrap(),
         "name=null/ts_day=1969-12-31/ts_month=1969-12/d_year=1969/ts_hour=1969-12-31-23/\
@@ -329,9 +376,21 @@ fn human_strings_of_identity_values() {
     let ts = 1_510_871_468_000_000_i64;
     let cases = [
         (P::Timestamp, L::Timestamp(ts), "2017-11-16T22:31:08"),
-        (P::Timestamp, L::Timestamp(ts + 123_000), "2017-11-16T22:31:08.123"),
-        (P::Timestamptz, L::Timestamptz(ts + 1), "2017-11-16T22:31:08.000001Z"),
-        (P::TimestampNs, L::TimestampNs(ts * 1000 + 1), "2017-11-16T22:31:08.000000001"),
+        (
+            P::Timestamp,
+            L::Timestamp(ts + 123_000),
+            "2017-11-16T22:31:08.123",
+        ),
+        (
+            P::Timestamptz,
+            L::Timestamptz(ts + 1),
+            "2017-11-16T22:31:08.000001Z",
+        ),
+        (
+            P::TimestampNs,
+            L::TimestampNs(ts * 1000 + 1),
+            "2017-11-16T22:31:08.000000001",
+        ),
         (P::Timestamp, L::Timestamp(-1), "1969-12-31T23:59:59.999999"),
         (P::Timestamp, L::Timestamp(0), "1970-01-01T00:00"),
         (P::Time, L::Time(81_068_000_000), "22:31:08"),
@@ -356,7 +415,10 @@ fn human_strings_of_identity_values() {
     for (ty, v, expected) in cases {
         assert_eq!(id.to_human_string(&ty, Some(&v)), expected, "{ty}");
     }
-    assert_eq!(Transform::Void.to_human_string(&P::Int, Some(&L::Int(1))), "null");
+    assert_eq!(
+        Transform::Void.to_human_string(&P::Int, Some(&L::Int(1))),
+        "null"
+    );
 }
 
 #[test]
@@ -369,7 +431,10 @@ fn spec_json_round_trips() {
     let spec = PartitionSpec::from_json(&v).unwrap();
     assert_eq!(spec.spec_id, 2);
     assert_eq!(spec.fields[0].transform, Transform::Bucket(16));
-    assert_eq!(spec.fields[2].transform, Transform::Unknown("zorder".into()));
+    assert_eq!(
+        spec.fields[2].transform,
+        Transform::Unknown("zorder".into())
+    );
     assert_eq!(spec.to_json(), v);
     assert_eq!(PartitionSpec::from_json(&spec.to_json()).unwrap(), spec);
 }

@@ -38,7 +38,9 @@ fn to_i32(t: &Transform, v: &Literal, result: Option<i64>) -> Result<i32> {
 }
 
 fn mismatch(t: &Transform, v: &Literal) -> Error {
-    Error::InvalidArgument(format!("transform {t} cannot be applied to the value {v:?}"))
+    Error::InvalidArgument(format!(
+        "transform {t} cannot be applied to the value {v:?}"
+    ))
 }
 
 /// The spec's hash: murmur3 x86 32-bit, seed 0, over the value's hash bytes.

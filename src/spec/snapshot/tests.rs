@@ -110,8 +110,12 @@ fn refs_round_trip() {
         }
     );
     assert!(!SnapshotReference::from_json(&tag).unwrap().is_branch());
-    assert_eq!(SnapshotReference::from_json(&plain).unwrap(), SnapshotReference::branch(1));
-    let err = SnapshotReference::from_json(&json!({"snapshot-id": 1, "type": "label"})).unwrap_err();
+    assert_eq!(
+        SnapshotReference::from_json(&plain).unwrap(),
+        SnapshotReference::branch(1)
+    );
+    let err =
+        SnapshotReference::from_json(&json!({"snapshot-id": 1, "type": "label"})).unwrap_err();
     assert!(err.to_string().contains("label"), "{err}");
 }
 
