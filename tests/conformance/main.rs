@@ -6,6 +6,7 @@
 //! tables that were not copied are skipped. Each suite collects every mismatch and fails once at
 //! the end, listing them all.
 
+mod bad_input;
 mod external;
 mod harness_selftest;
 mod pyiceberg;
