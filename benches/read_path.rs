@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
 use datafusion::prelude::SessionContext;
 use icefloe::{IcebergTableProvider, TableOptions};
 use tokio::runtime::Runtime;
@@ -65,15 +67,16 @@ async fn icefloe_ctx(t: &BenchTable) -> SessionContext {
     let provider = IcebergTableProvider::open(&ctx, &location, options)
         .await
         .expect("open the iceberg table");
-    ctx.register_table("t", Arc::new(provider)).expect("register");
+    ctx.register_table("t", Arc::new(provider))
+        .expect("register");
     ctx
 }
 
 async fn datafusion_ctx(t: &BenchTable) -> SessionContext {
     let ctx = SessionContext::new();
     let url = ListingTableUrl::parse(format!("{}/", t.data_dir.display())).expect("url");
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-        .with_file_extension(".parquet");
+    let options =
+        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
     let schema = options
         .infer_schema(&ctx.state(), &url)
         .await
@@ -87,22 +90,33 @@ async fn datafusion_ctx(t: &BenchTable) -> SessionContext {
 }
 
 async fn run(ctx: SessionContext, sql: &str) -> usize {
-    let batches = ctx.sql(sql).await.expect("plan").collect().await.expect("run");
+    let batches = ctx
+        .sql(sql)
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("run");
     batches.iter().map(|b| b.num_rows()).sum()
 }
 
 fn read_path(c: &mut Criterion) {
     let rt = Runtime::new().expect("tokio runtime");
     let t = bench_table();
-    let queries = [("count", "SELECT count(*) FROM t"), ("aggregate", t.aggregate)];
+    let queries = [
+        ("count", "SELECT count(*) FROM t"),
+        ("aggregate", t.aggregate),
+    ];
     for (label, sql) in queries {
         let mut group = c.benchmark_group(format!("{label} {}", t.name));
         group.sample_size(20);
         group.bench_function("icefloe", |b| {
-            b.to_async(&rt).iter(|| async { run(icefloe_ctx(&t).await, sql).await })
+            b.to_async(&rt)
+                .iter(|| async { run(icefloe_ctx(&t).await, sql).await })
         });
         group.bench_function("datafusion_listing", |b| {
-            b.to_async(&rt).iter(|| async { run(datafusion_ctx(&t).await, sql).await })
+            b.to_async(&rt)
+                .iter(|| async { run(datafusion_ctx(&t).await, sql).await })
         });
         group.finish();
     }

@@ -95,7 +95,11 @@ pub fn primitive_to_arrow(p: &PrimitiveType, top_level: bool, path: &str) -> Res
             let (precision, scale) = (u8::try_from(*precision), i8::try_from(*scale));
             match (precision, scale) {
                 (Ok(p), Ok(s)) => DataType::Decimal128(p, s),
-                _ => return Err(Error::Unsupported(format!("column {path}: decimal out of range"))),
+                _ => {
+                    return Err(Error::Unsupported(format!(
+                        "column {path}: decimal out of range"
+                    )));
+                }
             }
         }
         P::Date => DataType::Date32,
@@ -109,9 +113,11 @@ pub fn primitive_to_arrow(p: &PrimitiveType, top_level: bool, path: &str) -> Res
         P::Binary if top_level => DataType::BinaryView,
         P::Binary => DataType::Binary,
         P::Uuid => DataType::FixedSizeBinary(16),
-        P::Fixed(len) => DataType::FixedSizeBinary(i32::try_from(*len).map_err(|_| {
-            Error::Unsupported(format!("column {path}: fixed[{len}] is too long"))
-        })?),
+        P::Fixed(len) => {
+            DataType::FixedSizeBinary(i32::try_from(*len).map_err(|_| {
+                Error::Unsupported(format!("column {path}: fixed[{len}] is too long"))
+            })?)
+        }
         P::Unsupported(name) => {
             return Err(Error::Unsupported(format!(
                 "column '{path}' has type {name}, which icefloe cannot read yet"
@@ -190,11 +196,17 @@ mod tests {
         let arrow = schema_to_arrow(&schema).unwrap();
         assert_eq!(arrow.field(0).metadata()[FIELD_ID_KEY], "1");
         assert!(!arrow.field(0).is_nullable());
-        let DataType::List(element) = arrow.field(1).data_type() else { panic!() };
+        let DataType::List(element) = arrow.field(1).data_type() else {
+            panic!()
+        };
         assert_eq!(element.metadata()[FIELD_ID_KEY], "3");
         assert_eq!(element.data_type(), &DataType::Utf8);
-        let DataType::Map(entries, _) = arrow.field(2).data_type() else { panic!() };
-        let DataType::Struct(kv) = entries.data_type() else { panic!() };
+        let DataType::Map(entries, _) = arrow.field(2).data_type() else {
+            panic!()
+        };
+        let DataType::Struct(kv) = entries.data_type() else {
+            panic!()
+        };
         assert_eq!(kv[1].metadata()[FIELD_ID_KEY], "6");
         assert_eq!(arrow.field(3).metadata()[EXTENSION_NAME_KEY], "arrow.uuid");
         assert_eq!(

@@ -185,14 +185,19 @@ fn split_location(location: &str) -> Option<(String, String)> {
         }
         let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
         let key = clean_path(key);
-        return Some((format!("{scheme}://{authority}"), key.trim_start_matches('/').to_string()));
+        return Some((
+            format!("{scheme}://{authority}"),
+            key.trim_start_matches('/').to_string(),
+        ));
     }
     let path = location.strip_prefix("file:").unwrap_or(location);
     Some(("file://".to_string(), local_key(path)?))
 }
 
 fn is_scheme(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
 }
 
 /// The key of a local path in the local file system store: absolute, cleaned, no leading `/`.
@@ -254,7 +259,10 @@ mod tests {
         assert_eq!(io.absolute("file:/tmp/x").unwrap(), "file:///tmp/x");
         assert_eq!(io.absolute("s3://bucket/k/v").unwrap(), "s3://bucket/k/v");
         let rel = io.absolute("rel/x").unwrap();
-        assert!(rel.starts_with("file:///") && rel.ends_with("/rel/x"), "{rel}");
+        assert!(
+            rel.starts_with("file:///") && rel.ends_with("/rel/x"),
+            "{rel}"
+        );
     }
 
     #[test]
@@ -292,8 +300,13 @@ mod tests {
     #[test]
     fn unregistered_store_is_a_clear_error() {
         let io = FileIO::default();
-        let err = io.resolve("s3://bucket/t/metadata/v1.metadata.json").unwrap_err();
-        assert!(err.to_string().contains("no object store is registered"), "{err}");
+        let err = io
+            .resolve("s3://bucket/t/metadata/v1.metadata.json")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("no object store is registered"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

@@ -98,13 +98,16 @@ fn canonical(p: &str) -> String {
     } else if body.starts_with('/') {
         out.push('/');
     }
-    let segments: Vec<&str> = body.split('/').filter(|s| !s.is_empty() && *s != ".").collect();
+    let segments: Vec<&str> = body
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
     out.push_str(&segments.join("/"));
     out
 }
 
 /// The rest of `path` after `prefix` (no leading slash), if `prefix` covers it.
-fn strip_prefix<'a>(path: &'a str, prefix: &str) -> Option<String> {
+fn strip_prefix(path: &str, prefix: &str) -> Option<String> {
     let canon_path = canonical(path);
     let canon_prefix = canonical(prefix);
     if let Some(rest) = segment_rest(&canon_path, &canon_prefix) {
@@ -137,7 +140,10 @@ mod tests {
     #[test]
     fn rewrites_every_spelling_of_a_prefix() {
         let r = Relocation::new().with_rule("file:///data/lake/wh1", "/fix/wh1");
-        assert_eq!(r.apply("file:///data/lake/wh1/db/t/x.avro"), "/fix/wh1/db/t/x.avro");
+        assert_eq!(
+            r.apply("file:///data/lake/wh1/db/t/x.avro"),
+            "/fix/wh1/db/t/x.avro"
+        );
         assert_eq!(r.apply("/data/lake/wh1/db/t"), "/fix/wh1/db/t");
         assert_eq!(r.apply("file:/data/lake/wh1"), "/fix/wh1");
         assert_eq!(r.apply("/data/lake/wh10/x"), "/data/lake/wh10/x");
@@ -161,7 +167,10 @@ mod tests {
             "/fx/t/data/a.parq"
         );
         let r = Relocation::new().with_rule("hdfs://localhost:20500/test-warehouse/t", "/fx/t");
-        assert_eq!(r.apply("hdfs://localhost:20500/test-warehouse/t/d"), "/fx/t/d");
+        assert_eq!(
+            r.apply("hdfs://localhost:20500/test-warehouse/t/d"),
+            "/fx/t/d"
+        );
     }
 
     #[test]

@@ -154,14 +154,16 @@ mod tests {
     use datafusion::arrow::datatypes::DataType;
 
     fn with_id(name: &str, ty: DataType, id: i32) -> Field {
-        Field::new(name, ty, true).with_metadata(HashMap::from([(
-            FIELD_ID_KEY.to_string(),
-            id.to_string(),
-        )]))
+        Field::new(name, ty, true)
+            .with_metadata(HashMap::from([(FIELD_ID_KEY.to_string(), id.to_string())]))
     }
 
     fn eval(expr: Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Vec<Option<i64>> {
-        let out = expr.evaluate(batch).unwrap().into_array(batch.num_rows()).unwrap();
+        let out = expr
+            .evaluate(batch)
+            .unwrap()
+            .into_array(batch.num_rows())
+            .unwrap();
         let out = out.as_any().downcast_ref::<Int64Array>().unwrap();
         out.iter().collect()
     }
@@ -207,8 +209,8 @@ mod tests {
             vec![Arc::new(Int64Array::from(vec![5]))],
         )
         .unwrap();
-        let mapping = NameMapping::parse(r#"[{"field-id": 1, "names": ["id", "record_id"]}]"#)
-            .unwrap();
+        let mapping =
+            NameMapping::parse(r#"[{"field-id": 1, "names": ["id", "record_id"]}]"#).unwrap();
         let factory = FieldIdAdapterFactory::new(Some(Arc::new(mapping)), HashMap::new());
         let adapter = factory.create(logical, physical).unwrap();
         let id = adapter.rewrite(Arc::new(Column::new("id", 0))).unwrap();

@@ -73,7 +73,10 @@ pub(crate) async fn build_exec(
         let store = state.runtime_env().object_store(&store_url)?;
         let metadata_cache = state.runtime_env().cache_manager.get_file_metadata_cache();
         let readers = SizeCheckingReaderFactory::new(
-            Arc::new(CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache)),
+            Arc::new(CachedParquetFileReaderFactory::new(
+                Arc::clone(&store),
+                metadata_cache,
+            )),
             store,
         );
         let mut source = ParquetSource::new(Arc::clone(&input.arrow_schema))
@@ -146,7 +149,10 @@ impl IdentityConstants {
                 if field.transform != Transform::Identity {
                     continue;
                 }
-                let Some(col) = schema.columns().iter().position(|c| c.id == field.source_id)
+                let Some(col) = schema
+                    .columns()
+                    .iter()
+                    .position(|c| c.id == field.source_id)
                 else {
                     continue;
                 };

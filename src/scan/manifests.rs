@@ -95,7 +95,10 @@ pub fn partition_type(metadata: &TableMetadata, spec: &PartitionSpec) -> Result<
 fn in_snapshot(err: Error, snapshot: &Snapshot) -> Error {
     match err {
         Error::NotFound { what, source } => Error::NotFound {
-            what: format!("{what} (manifest list of snapshot {})", snapshot.snapshot_id),
+            what: format!(
+                "{what} (manifest list of snapshot {})",
+                snapshot.snapshot_id
+            ),
             source,
         },
         other => other,

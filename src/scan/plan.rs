@@ -5,7 +5,9 @@ use futures::{StreamExt, TryStreamExt, stream};
 use super::manifests::{read_manifest, read_manifest_list};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
-use crate::spec::{DataContentType, DataFile, ManifestContent, ManifestFile, Snapshot, TableMetadata};
+use crate::spec::{
+    DataContentType, DataFile, ManifestContent, ManifestFile, Snapshot, TableMetadata,
+};
 
 /// How many manifests are fetched and decoded at once.
 const MANIFEST_CONCURRENCY: usize = 16;

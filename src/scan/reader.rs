@@ -144,11 +144,9 @@ mod tests {
     use object_store::path::Path;
 
     async fn parquet_in_store() -> (Arc<dyn ObjectStore>, Path, u64) {
-        let batch = RecordBatch::try_from_iter([(
-            "x",
-            Arc::new(Int64Array::from(vec![1, 2, 3])) as _,
-        )])
-        .unwrap();
+        let batch =
+            RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(vec![1, 2, 3])) as _)])
+                .unwrap();
         let mut buf = Vec::new();
         let mut writer = ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
         writer.write(&batch).unwrap();
@@ -178,7 +176,11 @@ mod tests {
         let (_, _, real) = parquet_in_store().await;
         for recorded in [real, real - 17, real + 40, 12] {
             let metadata = metadata_with_recorded_size(recorded).await.unwrap();
-            assert_eq!(metadata.file_metadata().num_rows(), 3, "recorded {recorded}");
+            assert_eq!(
+                metadata.file_metadata().num_rows(),
+                3,
+                "recorded {recorded}"
+            );
         }
     }
 }

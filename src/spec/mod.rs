@@ -12,12 +12,17 @@ pub mod sort;
 pub mod types;
 pub mod values;
 
-pub use manifest::{DataContentType, DataFile, FileFormat, Manifest, ManifestEntry, ManifestMetadata, ManifestStatus};
+pub use manifest::{
+    DataContentType, DataFile, FileFormat, Manifest, ManifestEntry, ManifestMetadata,
+    ManifestStatus,
+};
 pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
 pub use metadata::{FormatVersion, TableMetadata};
 pub use partition::{PartitionField, PartitionSpec, Transform};
 pub use schema::{NameMapping, Schema};
-pub use snapshot::{MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotReference, SnapshotRetention, Summary};
-pub use sort::{SortOrder, SortField};
+pub use snapshot::{
+    MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotReference, SnapshotRetention, Summary,
+};
+pub use sort::{SortField, SortOrder};
 pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};
 pub use values::Literal;

@@ -287,7 +287,9 @@ impl NestedField {
     }
 
     fn from_json(v: &JsonValue) -> Result<Self, String> {
-        let obj = v.as_object().ok_or("a struct field must be a JSON object")?;
+        let obj = v
+            .as_object()
+            .ok_or("a struct field must be a JSON object")?;
         let id = json_i32(obj, "id")?;
         let name = obj
             .get("name")
@@ -308,7 +310,10 @@ impl NestedField {
             name,
             required,
             field_type,
-            doc: obj.get("doc").and_then(JsonValue::as_str).map(str::to_string),
+            doc: obj
+                .get("doc")
+                .and_then(JsonValue::as_str)
+                .map(str::to_string),
             initial_default: obj.get("initial-default").cloned(),
             write_default: obj.get("write-default").cloned(),
         })
@@ -442,7 +447,9 @@ impl Type {
                     other => Err(format!("unknown nested type '{other}'")),
                 }
             }
-            other => Err(format!("a type must be a string or an object, found {other}")),
+            other => Err(format!(
+                "a type must be a string or an object, found {other}"
+            )),
         }
     }
 }
@@ -519,7 +526,13 @@ mod tests {
 
     #[test]
     fn bad_type_strings_are_errors() {
-        for s in ["decimal(39, 2)", "decimal(5, 6)", "fixed[x]", "bigint", "decimal(9)"] {
+        for s in [
+            "decimal(39, 2)",
+            "decimal(5, 6)",
+            "fixed[x]",
+            "bigint",
+            "decimal(9)",
+        ] {
             assert!(PrimitiveType::parse(s).is_err(), "{s}");
         }
     }

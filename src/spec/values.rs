@@ -306,7 +306,11 @@ pub fn parse_decimal(s: &str, scale: u32) -> Option<i128> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    if !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit()) {
+    if !int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let frac_trimmed = frac_part.trim_end_matches('0');
@@ -315,7 +319,9 @@ pub fn parse_decimal(s: &str, scale: u32) -> Option<i128> {
     }
     let mut unscaled: i128 = 0;
     for b in int_part.bytes() {
-        unscaled = unscaled.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+        unscaled = unscaled
+            .checked_mul(10)?
+            .checked_add(i128::from(b - b'0'))?;
     }
     for i in 0..scale as usize {
         let digit = frac_part.as_bytes().get(i).map_or(0, |b| b - b'0');
@@ -344,8 +350,10 @@ fn parse_date(s: &str) -> Option<i32> {
 
 /// ISO date of a day count since the epoch.
 pub fn format_date(days: i32) -> String {
-    NaiveDate::from_num_days_from_ce_opt(days + UNIX_EPOCH_DAYS_FROM_CE)
-        .map_or_else(|| format!("{days} days"), |d| d.format("%Y-%m-%d").to_string())
+    NaiveDate::from_num_days_from_ce_opt(days + UNIX_EPOCH_DAYS_FROM_CE).map_or_else(
+        || format!("{days} days"),
+        |d| d.format("%Y-%m-%d").to_string(),
+    )
 }
 
 fn parse_time(s: &str) -> Option<i64> {
@@ -412,7 +420,7 @@ fn parse_uuid(s: &str) -> Option<[u8; 16]> {
 }
 
 fn parse_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -458,7 +466,11 @@ mod tests {
             (P::Binary, Literal::Binary(vec![0, 255])),
         ];
         for (ty, lit) in cases {
-            assert_eq!(Literal::from_bytes(&ty, &lit.to_bytes()).unwrap(), lit, "{ty}");
+            assert_eq!(
+                Literal::from_bytes(&ty, &lit.to_bytes()).unwrap(),
+                lit,
+                "{ty}"
+            );
         }
     }
 
@@ -509,7 +521,11 @@ mod tests {
             (P::Int, json!(34), Literal::Int(34)),
             (dec(9, 2), json!("14.20"), Literal::Decimal(1420)),
             (P::Date, json!("2017-11-16"), Literal::Date(17_486)),
-            (P::Time, json!("22:31:08.123456"), Literal::Time(81_068_123_456)),
+            (
+                P::Time,
+                json!("22:31:08.123456"),
+                Literal::Time(81_068_123_456),
+            ),
             (
                 P::Timestamp,
                 json!("2017-11-16T22:31:08.123456"),
@@ -553,6 +569,6 @@ mod tests {
         assert_eq!(parse_decimal("1.234", 2), None);
         assert_eq!(format_decimal(-5, 2), "-0.05");
         assert_eq!(format_decimal(12345, 0), "12345");
-        assert_eq!(format_decimal(99_999_999_99, 2), "99999999.99");
+        assert_eq!(format_decimal(9_999_999_999, 2), "99999999.99");
     }
 }

@@ -72,7 +72,10 @@ async fn query(table_dir: &Path) -> Result<usize, String> {
 }
 
 fn assert_names(error: &str, path: &Path) {
-    let name = path.file_name().and_then(|n| n.to_str()).expect("file name");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("file name");
     assert!(error.contains(name), "error should name {name}: {error}");
 }
 
@@ -88,9 +91,10 @@ async fn truncated_metadata_json_is_corrupt_and_named() {
     let metadata = dir.path().join("metadata/v2.metadata.json");
     truncate(&metadata);
     let location = metadata.to_string_lossy().to_string();
-    let err = IcebergTableProvider::open(&SessionContext::new(), &location, TableOptions::default())
-        .await
-        .expect_err("truncated metadata must not open");
+    let err =
+        IcebergTableProvider::open(&SessionContext::new(), &location, TableOptions::default())
+            .await
+            .expect_err("truncated metadata must not open");
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     assert_names(&err.to_string(), &metadata);
 }
@@ -104,9 +108,10 @@ async fn format_version_4_is_unsupported() {
     assert_ne!(json, v4, "the fixture spells format-version as expected");
     std::fs::write(&metadata, v4).expect("write");
     let location = metadata.to_string_lossy().to_string();
-    let err = IcebergTableProvider::open(&SessionContext::new(), &location, TableOptions::default())
-        .await
-        .expect_err("format version 4 must not open");
+    let err =
+        IcebergTableProvider::open(&SessionContext::new(), &location, TableOptions::default())
+            .await
+            .expect_err("format version 4 must not open");
     assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
     assert!(err.to_string().contains('4'), "{err}");
 }
@@ -142,7 +147,9 @@ async fn missing_manifest_list_is_not_found_and_named() {
 #[tokio::test]
 async fn truncated_data_file_is_named() {
     let dir = copy_table();
-    let data = find(&dir.path().join("data"), |n| n.ends_with(".parq") || n.ends_with(".parquet"));
+    let data = find(&dir.path().join("data"), |n| {
+        n.ends_with(".parq") || n.ends_with(".parquet")
+    });
     truncate(&data);
     assert_names(&query(dir.path()).await.expect_err("must fail"), &data);
 }
@@ -150,7 +157,9 @@ async fn truncated_data_file_is_named() {
 #[tokio::test]
 async fn missing_data_file_is_named() {
     let dir = copy_table();
-    let data = find(&dir.path().join("data"), |n| n.ends_with(".parq") || n.ends_with(".parquet"));
+    let data = find(&dir.path().join("data"), |n| {
+        n.ends_with(".parq") || n.ends_with(".parquet")
+    });
     std::fs::remove_file(&data).expect("remove");
     assert_names(&query(dir.path()).await.expect_err("must fail"), &data);
 }
