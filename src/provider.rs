@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::scan::exec::{ScanInput, build_exec};
 use crate::scan::plan_files;
-use crate::spec::Schema;
+use crate::spec::{Schema, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
 
@@ -28,6 +28,7 @@ use crate::to_arrow::schema_to_arrow;
 #[derive(Debug, Clone)]
 pub struct IcebergTableProvider {
     table: Table,
+    selector: SnapshotSelector,
     snapshot_id: Option<i64>,
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
@@ -39,31 +40,36 @@ impl IcebergTableProvider {
     pub async fn open(ctx: &SessionContext, location: &str, options: TableOptions) -> Result<Self> {
         let io = FileIO::new(ctx.runtime_env(), options.relocation.clone());
         let table = Table::load(io, location).await?;
-        Self::try_new(table, options.snapshot_id)
+        Self::try_new(table, options.snapshot)
     }
 
-    /// A provider over a loaded table, at `snapshot_id` or the current snapshot.
-    pub fn try_new(table: Table, snapshot_id: Option<i64>) -> Result<Self> {
-        let metadata = table.metadata();
-        let schema = match snapshot_id {
-            None => metadata.current_schema().clone(),
-            Some(id) => {
-                let snapshot = metadata.snapshot_by_id(id).ok_or_else(|| {
-                    Error::not_found(format!(
-                        "snapshot {id} in table {}",
-                        table.metadata_location()
-                    ))
-                })?;
-                metadata.schema_for_snapshot(snapshot).clone()
-            }
-        };
+    /// A provider over a loaded table, at the state `selector` names (see
+    /// [`SnapshotSelector`] for which schema each kind of read uses).
+    pub fn try_new(table: Table, selector: SnapshotSelector) -> Result<Self> {
+        let resolved = table
+            .metadata()
+            .resolve(&selector)
+            .map_err(|e| in_table(e, &table))?;
+        let snapshot_id = resolved.snapshot.map(|s| s.snapshot_id);
+        let schema = resolved.schema.clone();
         let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
         Ok(Self {
             table,
+            selector,
             snapshot_id,
             schema: Arc::new(schema),
             arrow_schema,
         })
+    }
+
+    /// The same table at another state (no IO: the metadata is already loaded).
+    pub fn at(&self, selector: SnapshotSelector) -> Result<Self> {
+        Self::try_new(self.table.clone(), selector)
+    }
+
+    /// The selector this provider was made with.
+    pub fn selector(&self) -> &SnapshotSelector {
+        &self.selector
     }
 
     /// The table this provider reads.
@@ -74,7 +80,6 @@ impl IcebergTableProvider {
     /// The snapshot this provider reads (`None`: the table has no snapshot yet).
     pub fn snapshot_id(&self) -> Option<i64> {
         self.snapshot_id
-            .or(self.table.metadata().current_snapshot_id)
     }
 
     /// The Iceberg schema rows are read with.
@@ -128,5 +133,16 @@ impl TableProvider for IcebergTableProvider {
             tasks,
         };
         build_exec(state, input, projection, filters, limit).await
+    }
+}
+
+/// Adds the table's metadata file to a not-found error from the spec layer.
+fn in_table(err: Error, table: &Table) -> Error {
+    match err {
+        Error::NotFound { what, source } => Error::NotFound {
+            what: format!("{what} in table {}", table.metadata_location()),
+            source,
+        },
+        other => other,
     }
 }

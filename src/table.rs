@@ -5,15 +5,15 @@ use std::sync::Arc;
 use crate::catalog::file::{load_metadata, locate_and_load};
 use crate::error::Result;
 use crate::io::{FileIO, Relocation};
-use crate::spec::TableMetadata;
+use crate::spec::{SnapshotSelector, TableMetadata};
 
 /// How to open a table.
 #[derive(Debug, Clone, Default)]
 pub struct TableOptions {
     /// Path rewriting for tables whose metadata names another machine's paths.
     pub relocation: Relocation,
-    /// Read this snapshot instead of the current one.
-    pub snapshot_id: Option<i64>,
+    /// Which state of the table to read (default: the current snapshot).
+    pub snapshot: SnapshotSelector,
 }
 
 impl TableOptions {
@@ -29,9 +29,27 @@ impl TableOptions {
         self
     }
 
-    /// Reads the given snapshot instead of the current one.
+    /// Reads the given snapshot (with its schema) instead of the current one.
     pub fn with_snapshot_id(mut self, snapshot_id: i64) -> Self {
-        self.snapshot_id = Some(snapshot_id);
+        self.snapshot = SnapshotSelector::SnapshotId(snapshot_id);
+        self
+    }
+
+    /// Reads a branch (with the current schema) or a tag (with its snapshot's schema).
+    pub fn with_ref(mut self, name: impl Into<String>) -> Self {
+        self.snapshot = SnapshotSelector::Ref(name.into());
+        self
+    }
+
+    /// Reads the snapshot that was current at `timestamp_ms` (epoch milliseconds).
+    pub fn as_of_timestamp_ms(mut self, timestamp_ms: i64) -> Self {
+        self.snapshot = SnapshotSelector::AsOfTimestamp(timestamp_ms);
+        self
+    }
+
+    /// Reads the state a selector names.
+    pub fn with_snapshot(mut self, selector: SnapshotSelector) -> Self {
+        self.snapshot = selector;
         self
     }
 }

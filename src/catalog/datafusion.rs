@@ -40,6 +40,7 @@ use super::sqlite::SqliteCatalog;
 use crate::error::Result;
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
+use crate::spec::SnapshotSelector;
 use crate::table::Table;
 
 /// A DataFusion catalog over a [`SqliteCatalog`]: one schema per namespace.
@@ -183,7 +184,7 @@ impl SchemaProvider for IcebergSchemaProvider {
         let Some(table) = self.load_table(name).await? else {
             return Ok(None);
         };
-        let provider = IcebergTableProvider::try_new(table, None)?;
+        let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current)?;
         Ok(Some(Arc::new(provider)))
     }
 

@@ -7,6 +7,7 @@ pub mod manifest_list;
 pub mod metadata;
 pub mod partition;
 pub mod schema;
+pub mod selection;
 pub mod snapshot;
 pub mod sort;
 pub mod types;
@@ -20,6 +21,7 @@ pub use manifest_list::{FieldSummary, ManifestContent, ManifestFile};
 pub use metadata::{FormatVersion, TableMetadata};
 pub use partition::{PartitionField, PartitionSpec, Transform};
 pub use schema::{NameMapping, Schema};
+pub use selection::{ResolvedSnapshot, SnapshotSelector};
 pub use snapshot::{
     MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotReference, SnapshotRetention, Summary,
 };

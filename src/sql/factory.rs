@@ -16,6 +16,7 @@ use datafusion::logical_expr::CreateExternalTable;
 use crate::error::Error;
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
+use crate::spec::SnapshotSelector;
 use crate::table::Table;
 
 /// Opens Iceberg tables named by `CREATE EXTERNAL TABLE ... STORED AS ICEBERG LOCATION '...'`.
@@ -47,7 +48,8 @@ impl TableProviderFactory for IcebergTableFactory {
             .transpose()?;
         let io = FileIO::new(Arc::clone(state.runtime_env()), relocation);
         let table = Table::load(io, location).await?;
-        let provider = IcebergTableProvider::try_new(table, snapshot_id)?;
+        let selector = snapshot_id.map_or(SnapshotSelector::Current, SnapshotSelector::SnapshotId);
+        let provider = IcebergTableProvider::try_new(table, selector)?;
         if !cmd.schema.fields().is_empty() {
             return Err(DataFusionError::Plan(
                 "an Iceberg table brings its own schema: leave the column list out".to_string(),
