@@ -67,6 +67,18 @@ impl IcebergTableProvider {
         Self::try_new(self.table.clone(), selector)
     }
 
+    /// The rows appended after snapshot `from_exclusive` up to and including the snapshot `to`
+    /// names (the current snapshot, a snapshot id, or a branch), on one branch's history.
+    ///
+    /// Only `append` snapshots can be read incrementally: any other operation between the two
+    /// is an error naming that snapshot; so is a `from` that is not an ancestor of `to`, and a
+    /// tag given where a branch is needed. Rows are read with the current schema.
+    ///
+    /// SKELETON: implemented by the owner of incremental reads.
+    pub fn incremental(table: Table, from_exclusive: i64, to: SnapshotSelector) -> Result<Self> {
+        todo!("{table:?}{from_exclusive}{to:?}")
+    }
+
     /// The selector this provider was made with.
     pub fn selector(&self) -> &SnapshotSelector {
         &self.selector
