@@ -317,3 +317,7 @@ mod tests {
         assert!(err.to_string().contains("/definitely/not/here.json"));
     }
 }
+
+#[cfg(test)]
+#[path = "object_store_tests.rs"]
+mod object_store_tests;
