@@ -5,7 +5,14 @@
 //! schema (`schema-id`); reads of the current snapshot or of a branch use the table's current
 //! schema.
 //!
-//! SKELETON: types and signatures are the contract; bodies are filled in by the owner.
+//! "Current at an instant" follows the `snapshot-log` (the log is the record of what `main`
+//! pointed at, rollbacks included); when the log is empty, trimmed, or names an expired
+//! snapshot, it falls back to the snapshots' own timestamps along `main`'s parent chain.
+
+#[cfg(test)]
+mod tests;
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat};
 
 use super::metadata::TableMetadata;
 use super::schema::Schema;
@@ -60,7 +67,10 @@ impl TableMetadata {
                 let snapshot = self.snapshot_by_id(reference.snapshot_id).ok_or_else(|| {
                     Error::corrupt(
                         "",
-                        format!("ref '{name}' points at missing snapshot {}", reference.snapshot_id),
+                        format!(
+                            "ref '{name}' points at missing snapshot {}",
+                            reference.snapshot_id
+                        ),
                     )
                 })?;
                 match reference.retention {
@@ -84,7 +94,119 @@ impl TableMetadata {
     /// The snapshot that was current at `timestamp_ms`: the last `snapshot-log` entry at or
     /// before it; when the log is absent or trimmed before that instant, the newest ancestor of
     /// `main` (following parent ids from the current snapshot) committed at or before it.
+    ///
+    /// A log entry naming an expired snapshot also falls back to the parent chain. An instant
+    /// before the first snapshot is [`Error::NotFound`] giving both times in ISO-8601 UTC.
     pub fn snapshot_as_of(&self, timestamp_ms: i64) -> Result<&Snapshot> {
-        todo!("{timestamp_ms}")
+        if let Some(snapshot) = self.logged_as_of(timestamp_ms) {
+            return Ok(snapshot);
+        }
+        self.ancestors_of_current()
+            .find(|s| s.timestamp_ms <= timestamp_ms)
+            .ok_or_else(|| self.nothing_as_of(timestamp_ms))
     }
+
+    /// The snapshot of the last log entry at or before `timestamp_ms`, if it still exists.
+    fn logged_as_of(&self, timestamp_ms: i64) -> Option<&Snapshot> {
+        self.snapshot_log
+            .iter()
+            .rev()
+            .find(|entry| entry.timestamp_ms <= timestamp_ms)
+            .and_then(|entry| self.snapshot_by_id(entry.snapshot_id))
+    }
+
+    /// The current snapshot, then its parent, grandparent, ... while they exist (newest first).
+    /// Stops at a missing (expired) parent; a cycle in broken metadata ends the walk too.
+    pub fn ancestors_of_current(&self) -> impl Iterator<Item = &Snapshot> {
+        self.ancestors_of(self.current_snapshot())
+    }
+
+    /// `start`, then its parent, grandparent, ... while they exist (newest first).
+    pub fn ancestors_of<'a>(
+        &'a self,
+        start: Option<&'a Snapshot>,
+    ) -> impl Iterator<Item = &'a Snapshot> {
+        let mut next = start;
+        let mut steps = 0;
+        std::iter::from_fn(move || {
+            let snapshot = next?;
+            steps += 1;
+            next = match snapshot.parent_snapshot_id {
+                Some(parent) if steps < self.snapshots.len() => self.snapshot_by_id(parent),
+                _ => None,
+            };
+            Some(snapshot)
+        })
+    }
+
+    fn nothing_as_of(&self, timestamp_ms: i64) -> Error {
+        let asked = format_timestamp_ms(timestamp_ms);
+        let first = self
+            .snapshots
+            .iter()
+            .map(|s| s.timestamp_ms)
+            .chain(self.snapshot_log.iter().map(|e| e.timestamp_ms))
+            .min();
+        Error::not_found(match first {
+            Some(first) => format!(
+                "no snapshot as of {asked} (first snapshot committed at {})",
+                format_timestamp_ms(first)
+            ),
+            None => format!("no snapshot as of {asked} (the table has no snapshots)"),
+        })
+    }
+}
+
+/// Epoch milliseconds as ISO-8601 UTC (`2024-01-01T10:00:00.000Z`); out-of-range values are
+/// shown as the raw number.
+pub fn format_timestamp_ms(timestamp_ms: i64) -> String {
+    DateTime::from_timestamp_millis(timestamp_ms).map_or_else(
+        || format!("{timestamp_ms} ms"),
+        |t| t.to_rfc3339_opts(SecondsFormat::Millis, true),
+    )
+}
+
+/// Parses a point in time into epoch milliseconds: an integer (epoch milliseconds) or an
+/// ISO-8601 date-time with or without a zone (`2024-01-01T10:00:00`, `2024-01-01 10:00:00.123`,
+/// `2024-01-01T10:00:00Z`, `2024-01-01T10:00:00+02:00`) or a date (`2024-01-01`, midnight).
+/// Without a zone the time is UTC. Anything else is [`Error::InvalidArgument`].
+pub fn parse_timestamp_ms(s: &str) -> Result<i64> {
+    let text = s.trim();
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(ms);
+    }
+    parse_iso_ms(text).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "'{s}' is not a timestamp: expected epoch milliseconds or ISO-8601 such as \
+             2024-01-01, 2024-01-01T10:00:00, 2024-01-01 10:00:00.123Z or \
+             2024-01-01T10:00:00+02:00"
+        ))
+    })
+}
+
+fn parse_iso_ms(text: &str) -> Option<i64> {
+    // One layout for both separators; `Z` is the zero offset.
+    let mut normalized = text.replacen(' ', "T", 1);
+    if normalized.ends_with(['Z', 'z']) {
+        normalized.pop();
+        normalized.push_str("+00:00");
+    }
+    const ZONED: [&str; 2] = ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M%:z"];
+    const LOCAL: [&str; 2] = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"];
+    let zoned = ZONED
+        .iter()
+        .find_map(|f| DateTime::parse_from_str(&normalized, f).ok())
+        .map(|t| t.timestamp_millis());
+    let local = || {
+        LOCAL
+            .iter()
+            .find_map(|f| NaiveDateTime::parse_from_str(&normalized, f).ok())
+            .or_else(|| {
+                NaiveDate::parse_from_str(&normalized, "%Y-%m-%d")
+                    .ok()
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+            })
+            .map(|t| t.and_utc().timestamp_millis())
+    };
+    zoned.or_else(local)
 }
