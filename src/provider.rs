@@ -1,5 +1,8 @@
 //! [`IcebergTableProvider`]: a DataFusion `TableProvider` over one snapshot of an Iceberg table.
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -14,24 +17,34 @@ use datafusion::prelude::SessionContext;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::scan::exec::{ScanInput, build_exec};
-use crate::scan::plan_files;
+use crate::scan::{FileScanTask, IncrementalRange, plan_files, plan_incremental_files};
 use crate::spec::{Schema, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
 
-/// A DataFusion table over one snapshot (by default the current one) of an Iceberg table.
+/// A DataFusion table over one snapshot (by default the current one) of an Iceberg table, or
+/// over the rows appended between two snapshots ([`IcebergTableProvider::incremental`]).
 ///
-/// The schema is the table's current schema when reading the current snapshot, and the
-/// snapshot's own schema (`schema-id`) when a snapshot id is given. Scans plan the snapshot's
-/// live data files from metadata and read them with DataFusion's Parquet reader, matching
-/// columns by field id.
+/// The schema is the table's current schema when reading the current snapshot or a branch,
+/// and the snapshot's own schema (`schema-id`) when reading a snapshot id, a tag or a
+/// timestamp. Scans plan the snapshot's live data files from metadata and read them with
+/// DataFusion's Parquet reader, matching columns by field id.
 #[derive(Debug, Clone)]
 pub struct IcebergTableProvider {
     table: Table,
     selector: SnapshotSelector,
-    snapshot_id: Option<i64>,
+    read: ReadKind,
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
+}
+
+/// What a scan plans.
+#[derive(Debug, Clone)]
+enum ReadKind {
+    /// Every live data file of a snapshot (`None`: the table has no snapshot, reads as empty).
+    Snapshot(Option<i64>),
+    /// The data files the snapshots of a range appended.
+    Incremental(IncrementalRange),
 }
 
 impl IcebergTableProvider {
@@ -50,13 +63,22 @@ impl IcebergTableProvider {
             .metadata()
             .resolve(&selector)
             .map_err(|e| in_table(e, &table))?;
-        let snapshot_id = resolved.snapshot.map(|s| s.snapshot_id);
+        let read = ReadKind::Snapshot(resolved.snapshot.map(|s| s.snapshot_id));
         let schema = resolved.schema.clone();
+        Self::with_read(table, selector, read, schema)
+    }
+
+    fn with_read(
+        table: Table,
+        selector: SnapshotSelector,
+        read: ReadKind,
+        schema: Schema,
+    ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
         Ok(Self {
             table,
             selector,
-            snapshot_id,
+            read,
             schema: Arc::new(schema),
             arrow_schema,
         })
@@ -72,11 +94,18 @@ impl IcebergTableProvider {
     ///
     /// Only `append` snapshots can be read incrementally: any other operation between the two
     /// is an error naming that snapshot; so is a `from` that is not an ancestor of `to`, and a
-    /// tag given where a branch is needed. Rows are read with the current schema.
+    /// tag given where a branch is needed. Rows are read with the current schema. `from == to`
+    /// reads no rows. A timestamp `to` means the snapshot current at that instant.
     ///
-    /// SKELETON: implemented by the owner of incremental reads.
+    /// Errors: an unknown snapshot or ref is [`Error::NotFound`]; a tag, a `from` that is not
+    /// an ancestor of `to`, and a non-append snapshot in between are
+    /// [`Error::InvalidArgument`]. Each names the table.
     pub fn incremental(table: Table, from_exclusive: i64, to: SnapshotSelector) -> Result<Self> {
-        todo!("{table:?}{from_exclusive}{to:?}")
+        let metadata = table.metadata();
+        let range =
+            IncrementalRange::resolve(metadata, table.metadata_location(), from_exclusive, &to)?;
+        let schema = metadata.current_schema().clone();
+        Self::with_read(table, to, ReadKind::Incremental(range), schema)
     }
 
     /// The selector this provider was made with.
@@ -89,9 +118,40 @@ impl IcebergTableProvider {
         &self.table
     }
 
-    /// The snapshot this provider reads (`None`: the table has no snapshot yet).
+    /// The snapshot this provider reads (`None`: the table has no snapshot yet); for an
+    /// incremental read, the last snapshot of the range.
     pub fn snapshot_id(&self) -> Option<i64> {
-        self.snapshot_id
+        match &self.read {
+            ReadKind::Snapshot(id) => *id,
+            ReadKind::Incremental(range) => Some(range.to),
+        }
+    }
+
+    /// The snapshots an incremental read covers (`None` for a snapshot read).
+    pub fn incremental_range(&self) -> Option<&IncrementalRange> {
+        match &self.read {
+            ReadKind::Snapshot(_) => None,
+            ReadKind::Incremental(range) => Some(range),
+        }
+    }
+
+    /// The data files a scan reads, planned from metadata.
+    pub async fn plan_files(&self) -> Result<Vec<FileScanTask>> {
+        let metadata = self.table.metadata();
+        let io = self.table.io();
+        match &self.read {
+            ReadKind::Snapshot(None) => Ok(Vec::new()),
+            ReadKind::Snapshot(Some(id)) => {
+                let snapshot = metadata.snapshot_by_id(*id).ok_or_else(|| {
+                    Error::not_found(format!(
+                        "snapshot {id} in table {}",
+                        self.table.metadata_location()
+                    ))
+                })?;
+                plan_files(io, metadata, snapshot).await
+            }
+            ReadKind::Incremental(range) => plan_incremental_files(io, metadata, range).await,
+        }
     }
 
     /// The Iceberg schema rows are read with.
@@ -125,19 +185,7 @@ impl TableProvider for IcebergTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let metadata = self.table.metadata();
-        let tasks = match self.snapshot_id() {
-            None => Vec::new(),
-            Some(id) => {
-                let snapshot = metadata.snapshot_by_id(id).ok_or_else(|| {
-                    Error::not_found(format!(
-                        "snapshot {id} in table {}",
-                        self.table.metadata_location()
-                    ))
-                })?;
-                plan_files(self.table.io(), metadata, snapshot).await?
-            }
-        };
+        let tasks = self.plan_files().await?;
         let input = ScanInput {
             table: &self.table,
             schema: &self.schema,

@@ -6,11 +6,12 @@ use super::manifests::{read_manifest, read_manifest_list};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::{
-    DataContentType, DataFile, ManifestContent, ManifestFile, Snapshot, TableMetadata,
+    DataContentType, DataFile, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
+    TableMetadata,
 };
 
 /// How many manifests are fetched and decoded at once.
-const MANIFEST_CONCURRENCY: usize = 16;
+pub(super) const MANIFEST_CONCURRENCY: usize = 16;
 
 /// One live data file of a snapshot, ready to scan.
 #[derive(Debug, Clone)]
@@ -58,15 +59,25 @@ async fn manifest_tasks(
             continue;
         }
         if entry.data_file.content != DataContentType::Data {
-            return Err(deletes_unsupported(snapshot, &entry.data_file.file_path));
+            return Err(deletes_unsupported(
+                snapshot.snapshot_id,
+                &entry.data_file.file_path,
+            ));
         }
-        tasks.push(FileScanTask {
+        tasks.push(FileScanTask::new(manifest_file, entry));
+    }
+    Ok(tasks)
+}
+
+impl FileScanTask {
+    /// The task for a live data entry of `manifest_file`.
+    pub(super) fn new(manifest_file: &ManifestFile, entry: ManifestEntry) -> Self {
+        Self {
             partition_spec_id: manifest_file.partition_spec_id,
             data_sequence_number: entry.sequence_number.unwrap_or(0),
             data_file: entry.data_file,
-        });
+        }
     }
-    Ok(tasks)
 }
 
 async fn reject_live_deletes(
@@ -82,17 +93,19 @@ async fn reject_live_deletes(
         }
         let manifest = read_manifest(io, metadata, m).await?;
         if let Some(entry) = manifest.entries.iter().find(|e| e.is_alive()) {
-            return Err(deletes_unsupported(snapshot, &entry.data_file.file_path));
+            return Err(deletes_unsupported(
+                snapshot.snapshot_id,
+                &entry.data_file.file_path,
+            ));
         }
     }
     Ok(())
 }
 
-fn deletes_unsupported(snapshot: &Snapshot, delete_file: &str) -> Error {
+pub(super) fn deletes_unsupported(snapshot_id: i64, delete_file: &str) -> Error {
     Error::Unsupported(format!(
-        "snapshot {} has row-level delete files (e.g. {delete_file}); applying position \
+        "snapshot {snapshot_id} has row-level delete files (e.g. {delete_file}); applying position \
          deletes, equality deletes and deletion vectors is not supported yet, and icefloe \
-         never returns deleted rows",
-        snapshot.snapshot_id
+         never returns deleted rows"
     ))
 }
