@@ -4,7 +4,14 @@
 //! | option | meaning |
 //! |---|---|
 //! | `relocate` | `OLD=NEW[,OLD2=NEW2...]`: read paths under OLD from NEW |
-//! | `snapshot-id` | read this snapshot instead of the current one |
+//! | `snapshot-id` | read this snapshot (with its schema) instead of the current one |
+//! | `ref` | read a branch (current schema) or a tag (its snapshot's schema) by name |
+//! | `as-of-timestamp` | read the snapshot current at that instant (with its schema): epoch milliseconds or ISO-8601 (`2024-01-01 10:00:00`, no zone = UTC) |
+//!
+//! At most one of `snapshot-id`, `ref` and `as-of-timestamp` may be given.
+
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
@@ -13,10 +20,11 @@ use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::logical_expr::CreateExternalTable;
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
 use crate::spec::SnapshotSelector;
+use crate::spec::selection::parse_timestamp_ms;
 use crate::table::Table;
 
 /// Opens Iceberg tables named by `CREATE EXTERNAL TABLE ... STORED AS ICEBERG LOCATION '...'`.
@@ -39,16 +47,9 @@ impl TableProviderFactory for IcebergTableFactory {
                 relocation = relocation.parse_rule(rule.trim())?;
             }
         }
-        let snapshot_id = option(cmd, "snapshot-id")
-            .map(|s| {
-                s.trim().parse::<i64>().map_err(|_| {
-                    Error::InvalidArgument(format!("snapshot-id '{s}' is not a snapshot id"))
-                })
-            })
-            .transpose()?;
+        let selector = selector(cmd)?;
         let io = FileIO::new(Arc::clone(state.runtime_env()), relocation);
         let table = Table::load(io, location).await?;
-        let selector = snapshot_id.map_or(SnapshotSelector::Current, SnapshotSelector::SnapshotId);
         let provider = IcebergTableProvider::try_new(table, selector)?;
         if !cmd.schema.fields().is_empty() {
             return Err(DataFusionError::Plan(
@@ -56,6 +57,38 @@ impl TableProviderFactory for IcebergTableFactory {
             ));
         }
         Ok(Arc::new(provider))
+    }
+}
+
+/// The table state the options name (`snapshot-id`, `ref` or `as-of-timestamp`; at most one).
+fn selector(cmd: &CreateExternalTable) -> Result<SnapshotSelector> {
+    let given: Vec<(&str, &String)> = ["snapshot-id", "ref", "as-of-timestamp"]
+        .into_iter()
+        .filter_map(|key| option(cmd, key).map(|value| (key, value)))
+        .collect();
+    match given.as_slice() {
+        [] => Ok(SnapshotSelector::Current),
+        [("snapshot-id", s)] => s
+            .trim()
+            .parse::<i64>()
+            .map(SnapshotSelector::SnapshotId)
+            .map_err(|_| Error::InvalidArgument(format!("snapshot-id '{s}' is not a snapshot id"))),
+        [("ref", name)] => Ok(SnapshotSelector::Ref(name.trim().to_string())),
+        [(_, ts)] => parse_timestamp_ms(ts)
+            .map(SnapshotSelector::AsOfTimestamp)
+            .map_err(|e| match e {
+                Error::InvalidArgument(reason) => {
+                    Error::InvalidArgument(format!("as-of-timestamp: {reason}"))
+                }
+                other => other,
+            }),
+        several => {
+            let keys: Vec<&str> = several.iter().map(|(key, _)| *key).collect();
+            Err(Error::InvalidArgument(format!(
+                "give at most one of 'snapshot-id', 'ref' and 'as-of-timestamp' (got {})",
+                keys.join(", ")
+            )))
+        }
     }
 }
 
