@@ -1,5 +1,6 @@
 //! `icefloe tree`: a table's metadata tree drawn with box-drawing characters, the way a person
-//! sketches it: pointer, metadata file, snapshots, manifest lists, manifests and data files.
+//! sketches it: pointer, metadata file, refs (branches and tags with their retention),
+//! snapshots, manifest lists, manifests and data files.
 //!
 //! Rendering is pure: [`render_tree`] takes a [`TableTree`] already loaded (see
 //! [`super::load_tree`]) and returns text; broken files show up as `error:` lines in place.
@@ -13,7 +14,7 @@ use chrono::{DateTime, SecondsFormat};
 use crate::scan::partition_type;
 use crate::spec::{
     DataContentType, FieldSummary, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
-    Snapshot, StructType, TableMetadata, Type,
+    Snapshot, SnapshotReference, SnapshotRetention, StructType, TableMetadata, Type,
 };
 
 /// A table's metadata tree, loaded.
@@ -124,10 +125,14 @@ pub fn build_tree(tree: &TableTree, options: TreeOptions) -> Node {
         options,
     };
     let mut shown = HashSet::new();
-    let snapshots = tree
-        .snapshots
-        .iter()
-        .map(|s| renderer.snapshot_node(s, &mut shown))
+    let refs = refs_node(&tree.metadata);
+    let snapshots = refs
+        .into_iter()
+        .chain(
+            tree.snapshots
+                .iter()
+                .map(|s| renderer.snapshot_node(s, &mut shown)),
+        )
         .collect();
     let metadata_label = format!(
         "{}  {}",
@@ -152,6 +157,60 @@ fn metadata_summary(metadata: &TableMetadata) -> String {
         metadata.table_uuid.as_deref().unwrap_or("-"),
         metadata.location,
     )
+}
+
+/// The `refs` block: `main` first, then the other branches, then the tags, each with its
+/// retention fields; `None` when the table has no refs.
+fn refs_node(metadata: &TableMetadata) -> Option<Node> {
+    let mut refs: Vec<(&String, &SnapshotReference)> = metadata.refs.iter().collect();
+    if refs.is_empty() {
+        return None;
+    }
+    refs.sort_by_key(|(name, r)| {
+        (
+            name.as_str() != SnapshotReference::MAIN_BRANCH,
+            !r.is_branch(),
+            name.as_str(),
+        )
+    });
+    let lines = refs
+        .into_iter()
+        .map(|(name, r)| Node::leaf(ref_label(metadata, name, r)))
+        .collect();
+    Some(Node::new("refs", lines))
+}
+
+/// `branch main -> 123`, `tag v1 -> 111 (max-ref-age-ms 86400000)`.
+pub fn ref_label(metadata: &TableMetadata, name: &str, reference: &SnapshotReference) -> String {
+    let (kind, min_keep, max_snapshot_age, max_ref_age) = match &reference.retention {
+        SnapshotRetention::Branch {
+            min_snapshots_to_keep,
+            max_snapshot_age_ms,
+            max_ref_age_ms,
+        } => (
+            "branch",
+            min_snapshots_to_keep.map(i64::from),
+            *max_snapshot_age_ms,
+            *max_ref_age_ms,
+        ),
+        SnapshotRetention::Tag { max_ref_age_ms } => ("tag", None, None, *max_ref_age_ms),
+    };
+    let mut details: Vec<String> = [
+        ("min-snapshots-to-keep", min_keep),
+        ("max-snapshot-age-ms", max_snapshot_age),
+        ("max-ref-age-ms", max_ref_age),
+    ]
+    .into_iter()
+    .filter_map(|(key, value)| value.map(|v| format!("{key} {v}")))
+    .collect();
+    if metadata.snapshot_by_id(reference.snapshot_id).is_none() {
+        details.push("snapshot not in the metadata".to_string());
+    }
+    let mut label = format!("{kind} {name} -> {}", reference.snapshot_id);
+    if !details.is_empty() {
+        let _ = write!(label, " ({})", details.join(", "));
+    }
+    label
 }
 
 struct Renderer<'a> {

@@ -142,6 +142,8 @@ fn draws_the_whole_tree() {
     let expected = "\
 /wh/db/orders  (pointer: metadata/version-hint.text -> 2)
 └── metadata/v2.metadata.json  format v2, uuid 9c12d441-03fe-4693-9a96-a0705ddf69c1, location file:///wh/db/orders, current snapshot 222
+    ├── refs
+    │   └── branch main -> 222
     ├── snapshot 111  parent -  seq 1  append  2024-01-01T00:00:00Z  schema 0
     │   └── manifest list metadata/snap-111.avro
     │       └── manifest metadata/a-m0.avro  data  spec 0  added by snapshot 111  files +1 ~0 -0  rows +10 ~0 -0  partitions order_ts_day=[2024-01-01, 2024-01-01]
@@ -153,6 +155,47 @@ fn draws_the_whole_tree() {
                 └── error: not found: b-m0.avro
 ";
     assert_eq!(text, expected, "\n{text}");
+}
+
+#[test]
+fn refs_show_type_target_and_retention() {
+    let mut tree = table_tree();
+    let mut metadata = (*tree.metadata).clone();
+    let refs = [
+        r#"{"snapshot-id": 111, "type": "tag", "max-ref-age-ms": 86400000}"#,
+        r#"{"snapshot-id": 111, "type": "branch", "min-snapshots-to-keep": 2,
+            "max-snapshot-age-ms": 3600000, "max-ref-age-ms": 604800000}"#,
+        r#"{"snapshot-id": 999, "type": "tag"}"#,
+    ];
+    for (name, json) in ["v1", "audit", "gone"].into_iter().zip(refs) {
+        let value: serde_json::Value = serde_json::from_str(json).unwrap();
+        metadata.refs.insert(
+            name.to_string(),
+            SnapshotReference::from_json(&value).unwrap(),
+        );
+    }
+    tree.metadata = Arc::new(metadata);
+    let text = render_tree(&tree, TreeOptions::default());
+    let expected = "\
+    ├── refs
+    │   ├── branch main -> 222
+    │   ├── branch audit -> 111 (min-snapshots-to-keep 2, max-snapshot-age-ms 3600000, max-ref-age-ms 604800000)
+    │   ├── tag gone -> 999 (snapshot not in the metadata)
+    │   └── tag v1 -> 111 (max-ref-age-ms 86400000)
+    ├── snapshot 111  parent -  seq 1  append  2024-01-01T00:00:00Z  schema 0  refs audit, v1
+";
+    assert!(text.contains(expected), "\n{text}");
+    assert!(text.contains("schema 0  refs main (current)"), "{text}");
+}
+
+#[test]
+fn no_refs_block_without_refs() {
+    let mut tree = table_tree();
+    let mut metadata = (*tree.metadata).clone();
+    metadata.refs.clear();
+    tree.metadata = Arc::new(metadata);
+    let text = render_tree(&tree, TreeOptions::default());
+    assert!(!text.contains("refs"), "{text}");
 }
 
 #[test]
