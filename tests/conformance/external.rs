@@ -8,7 +8,10 @@ use serde_json::{Map, Value};
 
 use crate::render::{self, Style, json_equal};
 use crate::sql_expr;
-use crate::support::{self, FixtureRoot, Report, TableSpec, ident, isolated, open_as_t};
+use icefloe::spec::SnapshotSelector;
+
+use crate::support::{self, FixtureRoot, Report, TableSpec, Via, ident, isolated, open_as_t};
+use crate::time_travel::{self, Instant, SchemaFit};
 
 /// Flip once icefloe applies position, equality and deletion-vector deletes: the delete
 /// snapshots are then checked against their answers instead of being required to fail.
@@ -103,7 +106,7 @@ async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Repo
         .iter()
         .map(|(old, new)| (old.clone(), root.join(&format!("external/{new}"))))
         .collect();
-    let location = metadata_path.to_string_lossy().into_owned();
+    let base = TableSpec::current(metadata_path.to_string_lossy().into_owned(), relocations);
     for scan in table.scans {
         let expectation = match expectation(key, &metadata, scan.snapshot_id) {
             Ok(e) => e,
@@ -115,22 +118,104 @@ async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Repo
         // "current snapshot, current schema": read the table as it is, not by snapshot id
         // (a snapshot read uses the snapshot's schema, which may predate a type promotion).
         let current = scan.which.starts_with("current");
-        let spec = TableSpec {
-            location: location.clone(),
-            relocations: relocations.clone(),
-            snapshot_id: (!current).then_some(scan.snapshot_id),
+        let selector = match current {
+            true => SnapshotSelector::Current,
+            false => SnapshotSelector::SnapshotId(scan.snapshot_id),
         };
+        let spec = base.at(selector, Via::Options);
+        if expectation != Expectation::DeleteError {
+            report.absorb(check_time_travel(key, &metadata, &base, &scan, expectation).await);
+        }
         report.absorb(check_scan_isolated(key.to_string(), spec, scan, expectation).await);
     }
     for (_, snapshot_id) in UNREADABLE_SNAPSHOTS.iter().filter(|(k, _)| *k == key) {
-        let spec = TableSpec {
-            location: location.clone(),
-            relocations: relocations.clone(),
-            snapshot_id: Some(*snapshot_id),
-        };
-        report.absorb(check_unreadable(key, spec).await);
+        for via in [Via::Options, Via::Sql] {
+            let spec = base.at(SnapshotSelector::SnapshotId(*snapshot_id), via);
+            report.absorb(check_unreadable(key, spec).await);
+        }
     }
     report
+}
+
+/// The same answers, reached by `VERSION AS OF` (and `with_snapshot_id` for answers of the
+/// current snapshot) and by a timestamp at which the snapshot was current, through the Rust
+/// option and `TIMESTAMP AS OF`.
+async fn check_time_travel(
+    key: &str,
+    metadata: &Value,
+    base: &TableSpec,
+    scan: &ScanAnswer,
+    expectation: Expectation,
+) -> Report {
+    let mut report = Report::new("external");
+    let id = scan.snapshot_id;
+    let mut scan = scan.clone();
+    // A snapshot read uses the snapshot's schema; answers of the current snapshot were
+    // computed with the current one (time-travel answers already use the snapshot's).
+    let current = scan.which.starts_with("current");
+    let fit = match current {
+        true => time_travel::snapshot_schema_fit(metadata, id),
+        false => SchemaFit::Same,
+    };
+    match fit {
+        SchemaFit::Same => {}
+        SchemaFit::IntWidened(columns) => {
+            for i in columns {
+                scan.columns[i].1 = "int".to_string();
+            }
+        }
+        SchemaFit::Other => {
+            report.travel.count_only += 1;
+            scan.rows_sorted = None;
+            scan.aggregates = None;
+            scan.columns = Vec::new();
+        }
+    }
+    let refusal = match expectation {
+        Expectation::AnswersOrRefusal(keyword) => Some(keyword),
+        _ => None,
+    };
+    let mut forms = vec![(SnapshotSelector::SnapshotId(id), Via::Sql)];
+    if current {
+        forms.push((SnapshotSelector::SnapshotId(id), Via::Options));
+    }
+    report.travel.by_version += 1;
+    match time_travel::instant_current(metadata, id) {
+        Instant::At(ms) => {
+            report.travel.by_timestamp += 1;
+            forms.push((SnapshotSelector::AsOfTimestamp(ms), Via::Options));
+            forms.push((SnapshotSelector::AsOfTimestamp(ms), Via::Sql));
+        }
+        Instant::NoGap => report.travel.no_gap += 1,
+        Instant::NeverCurrent => report.travel.never_current += 1,
+    }
+    for (selector, via) in forms {
+        let context = format!("{key}@{id} ({via:?} {selector:?})");
+        let spec = base.at(selector, via);
+        report.absorb(check_form(context, spec, scan.clone(), refusal).await);
+    }
+    report
+}
+
+/// [`check_answers`] on its own task; an empty `columns` list means row count only.
+async fn check_form(
+    context: String,
+    spec: TableSpec,
+    scan: ScanAnswer,
+    refusal: Option<&'static str>,
+) -> Report {
+    let task_context = context.clone();
+    let outcome = isolated(async move {
+        let mut report = Report::new("external");
+        check_answers(&mut report, &task_context, &spec, &scan, refusal).await;
+        report
+    })
+    .await;
+    outcome.unwrap_or_else(|panic| {
+        let mut report = Report::new("external");
+        report.mismatch(&context, panic);
+        report
+    })
 }
 
 /// Decides, from the metadata JSON alone (not through icefloe), what the snapshot must do.
@@ -242,7 +327,9 @@ async fn check_answers(
         // Nothing else can work; one mismatch says it all.
         Err(e) => return accept(report, "SELECT count(*)", e),
     }
-    check_columns(report, context, &ctx, &scan.columns).await;
+    if !scan.columns.is_empty() {
+        check_columns(report, context, &ctx, &scan.columns).await;
+    }
     if let Some(expected) = &scan.rows_sorted
         && let Err(e) = check_rows(report, context, &ctx, &scan.columns, expected).await
     {
@@ -348,9 +435,14 @@ async fn check_rows(
 async fn check_unreadable(key: &str, spec: TableSpec) -> Report {
     let mut report = Report::new("external");
     let context = format!(
-        "{key}@{} (manifest list missing)",
-        spec.snapshot_id.unwrap_or(-1)
+        "{key} {:?} {:?} (manifest list missing)",
+        spec.via, spec.selector
     );
+    report.travel.errors += 1;
+    let asked = match &spec.selector {
+        SnapshotSelector::SnapshotId(id) => id.to_string(),
+        other => format!("{other:?}"),
+    };
     let outcome = isolated(async move {
         match open_as_t(&spec).await {
             Err(e) => Err(e),
@@ -359,7 +451,8 @@ async fn check_unreadable(key: &str, spec: TableSpec) -> Report {
     })
     .await;
     match outcome {
-        Ok(Err(_)) => {}
+        Ok(Err(e)) if e.contains(&asked) => {}
+        Ok(Err(e)) => report.mismatch(&context, format!("the error does not name {asked}: {e}")),
         Ok(Ok(n)) => report.mismatch(&context, format!("expected an error, got count(*) = {n}")),
         Err(panic) => report.mismatch(&context, panic),
     }

@@ -108,7 +108,7 @@ async fn context() -> SessionContext {
     ctx
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn literals_compare_with_icefloe_column_types() {
     let ctx = context().await;
     let cases = [
@@ -181,7 +181,7 @@ async fn literals_compare_with_icefloe_column_types() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aggregates_render_in_oracle_conventions() {
     let ctx = context().await;
     let cases: [(&str, &str, &str, Value); 12] = [
@@ -225,7 +225,7 @@ async fn aggregates_render_in_oracle_conventions() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_render_in_external_conventions() {
     let ctx = context().await;
     let rows = support::rows(

@@ -10,9 +10,13 @@ mod bad_input;
 mod external;
 mod harness_selftest;
 mod pyiceberg;
+mod pyiceberg_incremental;
+mod pyiceberg_refs;
+mod pyiceberg_travel;
 mod render;
 mod sql_expr;
 mod support;
+mod time_travel;
 
 use support::FixtureRoot;
 

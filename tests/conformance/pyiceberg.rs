@@ -1,41 +1,63 @@
 //! The PyIceberg warehouse `pyiceberg/wh1`, checked against `oracle/<ns>.<table>.json`
 //! (answers by PyIceberg, cross-checked with DuckDB; see `pyiceberg/README.md`).
 //!
-//! Not checked yet (later issues): `time_travel`, `refs_answers`, `inspect`, `files_planned`.
+//! Time travel, refs and incremental reads are checked in `pyiceberg_travel` and
+//! `pyiceberg_refs`. Not checked yet (later issues): `inspect`, `files_planned`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use datafusion::prelude::SessionContext;
 use icefloe::Relocation;
+use icefloe::spec::SnapshotSelector;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::render::{self, Style, json_equal};
 use crate::sql_expr;
-use crate::support::{self, FixtureRoot, Report, TableSpec, ident, isolated, open_as_t};
+use crate::support::{self, FixtureRoot, Report, TableSpec, Via, ident, isolated, open_as_t};
+use crate::{pyiceberg_incremental, pyiceberg_refs, pyiceberg_travel};
 
 /// Where the warehouse was written; every path in it starts with this.
-const WRITTEN_AT: &str = "file:///data/lake/wh1";
+pub const WRITTEN_AT: &str = "file:///data/lake/wh1";
 
 #[derive(Debug, Deserialize)]
-struct Oracle {
-    identifier: String,
+pub struct Oracle {
+    pub identifier: String,
     metadata_location: String,
     #[serde(default)]
     schemas: Vec<Value>,
     #[serde(default)]
-    snapshots: Vec<SnapshotOracle>,
+    pub snapshots: Vec<SnapshotOracle>,
+    /// Per branch or tag: `type`, `snapshot_id`, `row_count`, `sum_<column>` (or `error`).
+    #[serde(default)]
+    pub refs_answers: Map<String, Value>,
+    /// AS OF TIMESTAMP answers around every snapshot-log entry.
+    #[serde(default)]
+    pub time_travel: Vec<AsOfOracle>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-struct SnapshotOracle {
-    snapshot_id: i64,
+pub struct AsOfOracle {
+    pub timestamp_ms: i64,
+    /// `None`: before the first snapshot.
+    pub snapshot_id: Option<i64>,
+    pub row_count: Option<i64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SnapshotOracle {
+    pub snapshot_id: i64,
     schema_id: Option<i64>,
     #[serde(default)]
-    is_current: bool,
+    pub is_current: bool,
     #[serde(default)]
     summary: Map<String, Value>,
-    row_count: Option<i64>,
+    pub row_count: Option<i64>,
+    #[serde(default)]
+    pub columns: Vec<String>,
+    #[serde(default)]
+    pub rows_per_partition: Vec<Value>,
     #[serde(default)]
     delete_files: i64,
     #[serde(default)]
@@ -57,11 +79,26 @@ struct FilterOracle {
 
 /// One table of the warehouse as the checks need it.
 #[derive(Clone)]
-struct TableUnderTest {
-    identifier: String,
+pub struct TableUnderTest {
+    pub identifier: String,
     /// Column name -> Iceberg type (a string, or an object for nested types), per schema id.
     schemas: Vec<(i64, Map<String, Value>)>,
-    spec: TableSpec,
+    pub spec: TableSpec,
+    /// The metadata JSON the oracle read (time travel decisions are made from it).
+    pub metadata: Arc<Value>,
+    /// The warehouse directory, for the SQLite catalog.
+    pub warehouse: PathBuf,
+}
+
+impl TableUnderTest {
+    /// Column name -> Iceberg type of the snapshot's schema.
+    pub fn types_of(&self, snapshot: &SnapshotOracle) -> Map<String, Value> {
+        snapshot
+            .schema_id
+            .and_then(|id| self.schemas.iter().find(|(sid, _)| *sid == id))
+            .map(|(_, columns)| columns.clone())
+            .unwrap_or_default()
+    }
 }
 
 pub async fn check_all(root: &FixtureRoot) -> Report {
@@ -116,7 +153,7 @@ fn current_row_count(oracle: &Oracle) -> Option<i64> {
 }
 
 /// Delete files in the oracle's file listing, or delete counts in the snapshot summary.
-fn has_row_level_deletes(snapshot: &SnapshotOracle) -> bool {
+pub fn has_row_level_deletes(snapshot: &SnapshotOracle) -> bool {
     let summary_total = |name: &str| {
         snapshot
             .summary
@@ -149,29 +186,45 @@ async fn check_table(root: &FixtureRoot, warehouse: &Path, oracle: Oracle) -> Re
         return report;
     }
     report.tables += 1;
+    let metadata = match support::read_json(&warehouse.join(relative)) {
+        Ok(metadata) => Arc::new(metadata),
+        Err(e) => {
+            report.mismatch(&oracle.identifier, e);
+            return report;
+        }
+    };
     let table = TableUnderTest {
         identifier: oracle.identifier.clone(),
         schemas: schema_columns(&oracle.schemas),
-        spec: TableSpec {
-            location: oracle.metadata_location.replace("{warehouse}", WRITTEN_AT),
-            relocations: vec![(
+        spec: TableSpec::current(
+            oracle.metadata_location.replace("{warehouse}", WRITTEN_AT),
+            vec![(
                 WRITTEN_AT.to_string(),
                 warehouse.to_string_lossy().into_owned(),
             )],
-            snapshot_id: None,
-        },
+        ),
+        metadata,
+        warehouse: warehouse.to_path_buf(),
     };
     if oracle.snapshots.is_empty() {
         report.absorb(check_empty(table.clone()).await);
     }
-    for snapshot in oracle.snapshots {
+    for snapshot in &oracle.snapshots {
         let context = format!("{}@{}", table.identifier, snapshot.snapshot_id);
-        let checked = isolated(check_snapshot(context.clone(), table.clone(), snapshot)).await;
+        let checked = isolated(check_snapshot(
+            context.clone(),
+            table.clone(),
+            snapshot.clone(),
+        ))
+        .await;
         match checked {
             Ok(part) => report.absorb(part),
             Err(panic) => report.mismatch(&context, panic),
         }
     }
+    report.absorb(pyiceberg_travel::check_table(&table, &oracle).await);
+    report.absorb(pyiceberg_refs::check_table(&table, &oracle).await);
+    report.absorb(pyiceberg_incremental::check_table(&table, &oracle).await);
     report
 }
 
@@ -216,8 +269,10 @@ async fn check_snapshot(
     snapshot: SnapshotOracle,
 ) -> Report {
     let mut report = Report::new("pyiceberg");
-    let mut spec = table.spec.clone();
-    spec.snapshot_id = Some(snapshot.snapshot_id);
+    let spec = table.spec.at(
+        SnapshotSelector::SnapshotId(snapshot.snapshot_id),
+        Via::Options,
+    );
     if has_row_level_deletes(&snapshot) {
         report.delete_snapshots += 1;
         support::expect_delete_error(&mut report, &context, &spec).await;
@@ -247,11 +302,8 @@ async fn check_snapshot(
             return report;
         }
     }
-    let types = snapshot
-        .schema_id
-        .and_then(|id| table.schemas.iter().find(|(sid, _)| *sid == id))
-        .map(|(_, columns)| columns.clone())
-        .unwrap_or_default();
+    pyiceberg_travel::check_column_names(&mut report, &context, &ctx, &snapshot.columns).await;
+    let types = table.types_of(&snapshot);
     check_aggregates(&mut report, &context, &ctx, &types, &snapshot).await;
     check_filters(&mut report, &context, &ctx, &snapshot.filters).await;
     check_count_by_column(&mut report, &context, &ctx, &types, &snapshot).await;
@@ -259,7 +311,7 @@ async fn check_snapshot(
 }
 
 /// Per column, one query with every aggregate the oracle lists for it.
-async fn check_aggregates(
+pub async fn check_aggregates(
     report: &mut Report,
     context: &str,
     ctx: &SessionContext,
@@ -441,7 +493,7 @@ fn table_dir(warehouse: &Path, identifier: &str) -> PathBuf {
 }
 
 /// `nested.inner.deep_table` -> `"nested.inner"."deep_table"` (one schema per namespace).
-fn qualified_name(identifier: &str) -> String {
+pub fn qualified_name(identifier: &str) -> String {
     match identifier.rsplit_once('.') {
         Some((namespace, table)) => format!("{}.{}", ident(namespace), ident(table)),
         None => ident(identifier),

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{DataFrame, SessionContext};
+use icefloe::spec::SnapshotSelector;
 use icefloe::{IcebergTableProvider, TableOptions};
 use serde_json::Value;
 
@@ -62,6 +63,7 @@ pub struct Report {
     pub delete_snapshots: usize,
     pub tolerated_errors: usize,
     pub filters: usize,
+    pub travel: TravelCounts,
     pub mismatches: Vec<String>,
     /// (context, error) of failed queries already reported, with how many more failed alike.
     repeated_errors: Vec<(String, String, usize)>,
@@ -106,6 +108,7 @@ impl Report {
         self.delete_snapshots += part.delete_snapshots;
         self.tolerated_errors += part.tolerated_errors;
         self.filters += part.filters;
+        self.travel.add(&part.travel);
         self.mismatches.extend(part.mismatches);
         for (context, _, more) in part.repeated_errors {
             if more > 0 {
@@ -135,6 +138,7 @@ impl Report {
             self.tolerated_errors,
             self.skipped_tables.len(),
         );
+        println!("{}: {}", self.suite, self.travel.summary());
         if !self.skipped_tables.is_empty() {
             println!("{}: skipped {}", self.suite, self.skipped_tables.join(", "));
         }
@@ -148,30 +152,189 @@ impl Report {
     }
 }
 
-/// The table to open: a metadata file (or table directory), relocation rules and a snapshot.
+/// What the time-travel, ref and incremental checks covered.
+#[derive(Default, Clone, Copy)]
+pub struct TravelCounts {
+    /// Snapshots read by `VERSION AS OF` (SQL) and `with_snapshot_id` (Rust).
+    pub by_version: usize,
+    /// Snapshots read by a timestamp inside their time as `main` (Rust option and SQL).
+    pub by_timestamp: usize,
+    /// Snapshots whose log entry has no gap before the next one: no timestamp selects them.
+    pub no_gap: usize,
+    /// Snapshots that were never current on `main` (absent from the snapshot log).
+    pub never_current: usize,
+    /// Snapshot reads whose answer was computed with another schema: row count only.
+    pub count_only: usize,
+    /// The oracle's AS OF TIMESTAMP entries checked (Rust option and SQL).
+    pub as_of_entries: usize,
+    /// Of those, instants before the first snapshot, checked to fail.
+    pub before_first: usize,
+    /// Branches and tags checked (Rust option, quoted name, Spark name through the catalog).
+    pub refs: usize,
+    /// Incremental reads checked against the row-count difference.
+    pub incremental: usize,
+    /// Incremental reads checked to fail (a non-append in between, a tag).
+    pub incremental_errors: usize,
+    /// Other errors checked (unknown snapshot or ref, missing manifest list, ...).
+    pub errors: usize,
+}
+
+impl TravelCounts {
+    fn add(&mut self, other: &TravelCounts) {
+        self.by_version += other.by_version;
+        self.by_timestamp += other.by_timestamp;
+        self.no_gap += other.no_gap;
+        self.never_current += other.never_current;
+        self.count_only += other.count_only;
+        self.as_of_entries += other.as_of_entries;
+        self.before_first += other.before_first;
+        self.refs += other.refs;
+        self.incremental += other.incremental;
+        self.incremental_errors += other.incremental_errors;
+        self.errors += other.errors;
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "time travel: {} snapshots by VERSION AS OF and with_snapshot_id, {} by timestamp \
+             ({} skipped: no gap before the next commit; {} never current on main), \
+             {} read with an older schema checked by row count only, \
+             {} AS OF TIMESTAMP oracle entries ({} before the first snapshot, checked to fail), \
+             {} refs, {} incremental reads, {} incremental reads checked to fail, \
+             {} other errors checked",
+            self.by_version,
+            self.by_timestamp,
+            self.no_gap,
+            self.never_current,
+            self.count_only,
+            self.as_of_entries,
+            self.before_first,
+            self.refs,
+            self.incremental,
+            self.incremental_errors,
+            self.errors,
+        )
+    }
+}
+
+/// How a check reaches the table state it reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Via {
+    /// `TableOptions` (`with_snapshot_id`, `with_ref`, `as_of_timestamp_ms`).
+    #[default]
+    Options,
+    /// SQL: the current table is registered as `base`, and `t` is a view over `base` with the
+    /// clause that selects the state (`VERSION AS OF`, `TIMESTAMP AS OF`, `"base@ref"`).
+    Sql,
+}
+
+/// The table to open: a metadata file (or table directory), relocation rules, the state to
+/// read and how to ask for it.
 #[derive(Clone, Debug)]
 pub struct TableSpec {
     pub location: String,
     pub relocations: Vec<(String, String)>,
-    pub snapshot_id: Option<i64>,
+    pub selector: SnapshotSelector,
+    pub via: Via,
 }
 
-/// Opens `spec` with icefloe and registers it as `t` in a fresh session.
+impl TableSpec {
+    /// The current state of the table, through `TableOptions`.
+    pub fn current(location: String, relocations: Vec<(String, String)>) -> Self {
+        Self {
+            location,
+            relocations,
+            selector: SnapshotSelector::Current,
+            via: Via::Options,
+        }
+    }
+
+    /// The same table at another state, asked for another way.
+    pub fn at(&self, selector: SnapshotSelector, via: Via) -> Self {
+        Self {
+            selector,
+            via,
+            ..self.clone()
+        }
+    }
+
+    /// The `TableOptions` that read this spec's state (relocation and selector).
+    pub fn table_options(&self) -> TableOptions {
+        self.options(self.selector.clone())
+    }
+
+    fn options(&self, selector: SnapshotSelector) -> TableOptions {
+        let mut options = TableOptions::default();
+        for (old, new) in &self.relocations {
+            options = options.with_relocation(old.clone(), new.clone());
+        }
+        options.with_snapshot(selector)
+    }
+
+    /// The relocation rules as SQL options take them: `OLD=NEW[,OLD2=NEW2]`.
+    pub fn relocate_option(&self) -> String {
+        self.relocations
+            .iter()
+            .map(|(old, new)| format!("{old}={new}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Opens `spec` with icefloe and registers it as `t` in a fresh session (with icefloe's SQL
+/// registered): through `TableOptions`, or as a SQL view over the current table `base`.
 pub async fn open_as_t(spec: &TableSpec) -> Result<SessionContext, String> {
     let ctx = SessionContext::new();
-    let mut options = TableOptions::default();
-    for (old, new) in &spec.relocations {
-        options = options.with_relocation(old.clone(), new.clone());
-    }
-    if let Some(id) = spec.snapshot_id {
-        options = options.with_snapshot_id(id);
-    }
-    let provider = IcebergTableProvider::open(&ctx, &spec.location, options)
+    icefloe::sql::register(&ctx);
+    let (name, selector) = match spec.via {
+        Via::Options => ("t", spec.selector.clone()),
+        Via::Sql => ("base", SnapshotSelector::Current),
+    };
+    let provider = IcebergTableProvider::open(&ctx, &spec.location, spec.options(selector))
         .await
         .map_err(|e| error_chain(&e))?;
-    ctx.register_table("t", Arc::new(provider))
+    ctx.register_table(name, Arc::new(provider))
         .map_err(|e| error_chain(&e))?;
+    if spec.via == Via::Sql {
+        let view = format!(
+            "CREATE VIEW t AS SELECT * FROM {}",
+            relation("base", &spec.selector)
+        );
+        collect(&ctx, &view).await?;
+    }
     Ok(ctx)
+}
+
+/// The SQL relation reading `table` at `selector`: `VERSION AS OF <id>`, `TIMESTAMP AS OF
+/// TIMESTAMP '<UTC>'` or the quoted `"table@ref"`.
+pub fn relation(table: &str, selector: &SnapshotSelector) -> String {
+    match selector {
+        SnapshotSelector::Current => table.to_string(),
+        SnapshotSelector::SnapshotId(id) => format!("{table} VERSION AS OF {id}"),
+        SnapshotSelector::AsOfTimestamp(ms) => {
+            format!("{table} TIMESTAMP AS OF TIMESTAMP '{}'", utc_timestamp(*ms))
+        }
+        SnapshotSelector::Ref(name) => ident(&format!("{table}@{name}")),
+    }
+}
+
+/// Epoch milliseconds as an ISO 8601 UTC timestamp with milliseconds and an explicit offset.
+pub fn utc_timestamp(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string())
+        .unwrap_or_else(|| format!("out of range: {ms}"))
+}
+
+/// Plans one statement with icefloe's SQL entry point (its dialect, so that the AS OF
+/// clauses parse, and its planners).
+///
+/// `icefloe::sql::sql`'s future is not `Send` (it holds the parser dialect across an await), so
+/// it cannot run inside `tokio::spawn` (see [`isolated`]); it is driven to completion here on
+/// the current worker thread instead.
+pub async fn icefloe_sql(ctx: &SessionContext, sql: &str) -> Result<DataFrame, String> {
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| handle.block_on(icefloe::sql::sql(ctx, sql)))
+        .map_err(|e| error_chain(&e))
 }
 
 /// Opening or counting must fail, and the error must say that deletes are the reason.
@@ -190,9 +353,10 @@ pub async fn expect_delete_error(report: &mut Report, context: &str, spec: &Tabl
     }
 }
 
-/// Runs `sql` and collects the batches; errors come back as text with their source chain.
+/// Runs `sql` through icefloe's SQL entry point (as an embedder would) and collects the
+/// batches; errors come back as text with their source chain.
 pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {
-    let frame = ctx.sql(sql).await.map_err(|e| error_chain(&e))?;
+    let frame = icefloe_sql(ctx, sql).await?;
     frame.collect().await.map_err(|e| error_chain(&e))
 }
 
@@ -223,7 +387,12 @@ pub async fn count_rows(ctx: &SessionContext, filter: Option<&str>) -> Result<i6
         Some(f) => format!("SELECT count(*) FROM t WHERE {f}"),
         None => "SELECT count(*) FROM t".to_string(),
     };
-    match scalar(ctx, &sql, Style::PYICEBERG).await? {
+    count_rows_sql(ctx, &sql).await
+}
+
+/// Runs `sql`, a `SELECT count(*) ...`, and returns the count.
+pub async fn count_rows_sql(ctx: &SessionContext, sql: &str) -> Result<i64, String> {
+    match scalar(ctx, sql, Style::PYICEBERG).await? {
         Value::Number(n) => n.as_i64().ok_or_else(|| format!("count {n} is not an i64")),
         other => Err(format!("count(*) gave {other}")),
     }
