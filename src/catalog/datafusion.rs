@@ -8,6 +8,15 @@
 //! Tables are loaded when a query names them, from the catalog's current metadata pointer, so
 //! every query sees the latest commit.
 //!
+//! Refs and other states of a table are tables too (see [`crate::sql`] for the forms):
+//! `db."orders@audit"` in any catalog, and, after [`register_catalog_as_default`], Spark's
+//! `db.orders.branch_audit` and `db.orders.tag_v1`. For those three-part names
+//! [`register_catalog_as_default`] registers one more DataFusion catalog per namespace, named
+//! after it, whose schemas are the namespace's tables and whose tables are each table's states
+//! (looked up afresh on every query, like the tables). Namespaces created later get no such
+//! catalog until the catalog is registered again, and a namespace named like a catalog already
+//! in the session (`datafusion`, ...) gets none.
+//!
 //! ```no_run
 //! # async fn example() -> icefloe::Result<()> {
 //! use datafusion::prelude::SessionContext;
@@ -22,6 +31,8 @@
 //! let ctx = SessionContext::new();
 //! register_catalog_as_default(&ctx, "/data/lake/catalog.db", Relocation::default()).await?;
 //! ctx.sql("SELECT * FROM db.orders").await?.show().await?;
+//! ctx.sql("SELECT * FROM db.orders.branch_audit").await?.show().await?;
+//! ctx.sql(r#"SELECT * FROM db."orders@v1""#).await?.show().await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -41,6 +52,7 @@ use crate::error::Result;
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
 use crate::spec::SnapshotSelector;
+use crate::sql::refs::{TableRefsSchema, table_at};
 use crate::table::Table;
 
 /// A DataFusion catalog over a [`SqliteCatalog`]: one schema per namespace.
@@ -180,12 +192,23 @@ impl SchemaProvider for IcebergSchemaProvider {
             .unwrap_or_default()
     }
 
+    /// The table `name`; for `"t@<ref>"`, table `t` at that ref or snapshot id.
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        let Some(table) = self.load_table(name).await? else {
+        if let Some(table) = self.load_table(name).await? {
+            let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current)?;
+            return Ok(Some(Arc::new(provider)));
+        }
+        let Some((table_name, suffix)) = name.split_once('@') else {
             return Ok(None);
         };
-        let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current)?;
-        Ok(Some(Arc::new(provider)))
+        let Some(table) = self.load_table(table_name).await? else {
+            return Ok(None);
+        };
+        let base: Arc<dyn TableProvider> = Arc::new(IcebergTableProvider::try_new(
+            table,
+            SnapshotSelector::Current,
+        )?);
+        table_at(table_name, &base, suffix).map(Some)
     }
 
     async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
@@ -227,6 +250,10 @@ pub async fn register_catalog(
 /// The catalog it replaces stays reachable as the fallback (see
 /// [`IcebergCatalogProvider::with_fallback`]): its `public` schema, and the tables registered
 /// there with `ctx.register_table`, keep working.
+///
+/// It also registers one DataFusion catalog per namespace (unless a catalog of that name exists),
+/// so that `namespace.table.branch_<b>` and `namespace.table.tag_<g>` read a table's refs (see the
+/// module docs).
 pub async fn register_catalog_as_default(
     ctx: &SessionContext,
     db_path: impl AsRef<Path>,
@@ -244,7 +271,48 @@ pub async fn register_catalog_as_default(
         provider = provider.with_fallback(previous);
     }
     ctx.register_catalog(default_name, Arc::new(provider));
+    register_namespace_catalogs(ctx, &catalog)?;
     Ok(catalog)
+}
+
+/// Registers, for each namespace `ns` that names no catalog of `ctx` yet, the catalog `ns` whose
+/// schemas are the tables of `ns`, so that `ns.t.branch_x` resolves.
+fn register_namespace_catalogs(ctx: &SessionContext, catalog: &Arc<SqliteCatalog>) -> Result<()> {
+    for namespace in catalog.list_namespaces()? {
+        if ctx.catalog(&namespace).is_none() {
+            let tables = NamespaceTablesCatalog {
+                catalog: Arc::clone(catalog),
+                namespace: namespace.clone(),
+            };
+            ctx.register_catalog(namespace, Arc::new(tables));
+        }
+    }
+    Ok(())
+}
+
+/// One namespace as a DataFusion catalog: its schemas are the namespace's tables, and each of
+/// those schemas holds the table's states ([`TableRefsSchema`]).
+#[derive(Debug)]
+struct NamespaceTablesCatalog {
+    catalog: Arc<SqliteCatalog>,
+    namespace: String,
+}
+
+impl CatalogProvider for NamespaceTablesCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        self.catalog
+            .list_tables(&self.namespace)
+            .unwrap_or_default()
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        let location = self.catalog.metadata_location(&self.namespace, name);
+        if !matches!(location, Ok(Some(_))) {
+            return None;
+        }
+        let tables = IcebergSchemaProvider::new(Arc::clone(&self.catalog), &self.namespace);
+        Some(Arc::new(TableRefsSchema::new(Arc::new(tables), name)))
+    }
 }
 
 /// Opens the catalog with a [`FileIO`] over the stores registered in `ctx`.

@@ -159,3 +159,142 @@ async fn sql_resolves_catalog_and_nested_namespace_names() {
     let df = ctx.sql("SELECT id FROM db.orders").await.unwrap();
     assert_eq!(df.schema().fields().len(), 1);
 }
+
+// --- Refs by name ---
+
+/// The schema `orders` of the catalog `db` (registered by `register_catalog_as_default`).
+async fn ref_location(ctx: &SessionContext, name: &str) -> String {
+    let schema = ctx.catalog("db").unwrap().schema("orders").unwrap();
+    let provider = schema.table(name).await.unwrap().unwrap();
+    let iceberg = provider.downcast_ref::<IcebergTableProvider>().unwrap();
+    iceberg.table().metadata_location().to_string()
+}
+
+#[tokio::test]
+async fn namespaces_become_catalogs_of_table_states() {
+    let wh = warehouse();
+    let ctx = SessionContext::new();
+    let catalog = register_catalog_as_default(&ctx, &wh.db, Relocation::default())
+        .await
+        .unwrap();
+    let db = ctx.catalog("db").unwrap();
+    assert_eq!(db.schema_names(), ["orders"]);
+    assert!(db.schema("ghost").is_none());
+    assert!(
+        ctx.catalog("nested.inner")
+            .unwrap()
+            .schema("deep")
+            .is_some()
+    );
+    let orders = db.schema("orders").unwrap();
+    assert!(orders.table_exist("branch_main"));
+    assert!(!orders.table_exist("main"));
+    assert!(orders.table("history").await.unwrap().is_none());
+    // Fresh on every lookup, like the tables themselves.
+    assert_eq!(ref_location(&ctx, "branch_main").await, wh.orders_v1);
+    catalog
+        .commit_metadata_location("db", "orders", &wh.orders_v1, &wh.orders_v2)
+        .unwrap();
+    assert_eq!(ref_location(&ctx, "branch_main").await, wh.orders_v2);
+    let df = ctx
+        .sql("SELECT id FROM db.orders.branch_main")
+        .await
+        .unwrap();
+    assert_eq!(df.collect().await.unwrap().len(), 0);
+    let err = ctx
+        .sql("SELECT id FROM db.orders.tag_v1")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("ref 'v1'"), "{err}");
+}
+
+#[tokio::test]
+async fn at_names_in_a_named_catalog() {
+    let wh = warehouse();
+    let ctx = SessionContext::new();
+    register_catalog(&ctx, "ice", &wh.db, Relocation::default())
+        .await
+        .unwrap();
+    assert!(ctx.catalog("db").is_none());
+    let schema = ctx.catalog("ice").unwrap().schema("db").unwrap();
+    assert!(schema.table("orders@main").await.unwrap().is_some());
+    assert!(schema.table("ghost@main").await.unwrap().is_none());
+    let err = schema.table("orders@nope").await.unwrap_err();
+    assert!(err.to_string().contains("orders@nope"), "{err}");
+    let df = ctx
+        .sql(r#"SELECT id FROM ice.db."orders@main""#)
+        .await
+        .unwrap();
+    assert_eq!(df.schema().fields().len(), 1);
+}
+
+/// The in-repo PyIceberg catalog (copied: the test must not touch the fixture), read through
+/// relocation.
+async fn pyiceberg_session() -> (tempfile::TempDir, SessionContext) {
+    use crate::sql::test_support::{relocation, warehouse};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("catalog.db");
+    std::fs::copy(format!("{}/catalog.db", warehouse()), &db).unwrap();
+    let ctx = SessionContext::new();
+    crate::sql::register(&ctx);
+    register_catalog_as_default(&ctx, &db, relocation())
+        .await
+        .unwrap();
+    (dir, ctx)
+}
+
+#[tokio::test]
+async fn spark_ref_names_read_the_oracle_answers() {
+    use crate::sql::test_support::{ORDERS_FIRST, row};
+    let (_dir, ctx) = pyiceberg_session().await;
+    let cases = [
+        ("SELECT count(*), sum(id) FROM db.refs", [30, 435]),
+        (
+            "SELECT count(*), sum(id) FROM db.refs.branch_dev",
+            [20, 690],
+        ),
+        (
+            "SELECT count(*), sum(id) FROM db.refs.branch_audit",
+            [10, 45],
+        ),
+        ("SELECT count(*), sum(id) FROM db.refs.tag_v1", [10, 45]),
+        ("SELECT count(*), sum(id) FROM db.refs.tag_v2", [20, 190]),
+        (r#"SELECT count(*), sum(id) FROM db."refs@v2""#, [20, 190]),
+        (
+            "SELECT count(*), sum(id) FROM db.refs VERSION AS OF 'dev'",
+            [20, 690],
+        ),
+        (
+            "SELECT count(*), sum(r.id) FROM datafusion.db.refs VERSION AS OF 'v1' AS r",
+            [10, 45],
+        ),
+    ];
+    for (query, expected) in cases {
+        assert_eq!(row(&ctx, query).await.unwrap(), expected, "{query}");
+    }
+    let query = format!("SELECT count(*), sum(order_id) FROM db.orders.snapshot_id_{ORDERS_FIRST}");
+    assert_eq!(row(&ctx, &query).await.unwrap(), [10, 55]);
+    let query = "SELECT count(*) FROM db.orders FOR SYSTEM_TIME AS OF '2026-11-30 14:42:38.900'";
+    assert_eq!(row(&ctx, query).await.unwrap(), [10]);
+}
+
+#[tokio::test]
+async fn spark_ref_name_errors() {
+    let (_dir, ctx) = pyiceberg_session().await;
+    let cases = [
+        ("db.refs.branch_v2", "'v2' is a tag, not a branch"),
+        ("db.refs.tag_audit", "'audit' is a branch, not a tag"),
+        ("db.refs.tag_nope", "ref 'nope'"),
+        ("db.ghost.branch_main", "ghost"),
+    ];
+    for (name, expected) in cases {
+        let err = crate::sql::sql(&ctx, &format!("SELECT * FROM {name}"))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(expected), "{name}: {err}");
+        assert!(
+            err.to_string().contains(name.trim_start_matches("db.")),
+            "{name}: {err}"
+        );
+    }
+}

@@ -42,6 +42,7 @@ impl SqlSession {
     pub async fn from_args(args: &SqlArgs) -> CliResult<Self> {
         let config = SessionConfig::new().with_information_schema(true);
         let ctx = SessionContext::new_with_config(config);
+        crate::sql::register(&ctx);
         let relocation = relocation_of(&args.relocate);
         if let Some(db) = &args.catalog {
             register_catalog_as_default(&ctx, db, relocation.clone()).await?;
@@ -59,9 +60,10 @@ impl SqlSession {
         &self.ctx
     }
 
-    /// Runs one statement and prints its result to `out`.
+    /// Runs one statement (parsed by [`crate::sql::sql`], so version clauses work) and prints
+    /// its result to `out`.
     pub async fn run_statement<W: Write>(&self, sql: &str, out: &mut W) -> CliResult<()> {
-        let df = self.ctx.sql(sql).await?;
+        let df = crate::sql::sql(&self.ctx, sql).await?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let batches = df.collect().await?;
         print_batches(out, self.format, &schema, &batches)?;

@@ -1,0 +1,308 @@
+//! Table states by name: `t.branch_<name>`, `t.tag_<name>` (Spark's forms) and `"t@<ref or
+//! snapshot id>"`.
+//!
+//! | name | reads |
+//! |---|---|
+//! | `<t>.branch_<b>` | branch `b` (current schema); `branch_main` is the current snapshot |
+//! | `<t>.tag_<g>` | tag `g` (the tagged snapshot's schema) |
+//! | `<t>.snapshot_id_<id>` | snapshot `id` (its schema) |
+//! | `<t>.at_timestamp_<ms>` | the snapshot current at `ms` epoch milliseconds |
+//! | `"<t>@<ref>"`, `"<t>@<id>"` | a branch or tag; a snapshot id when no ref has that name |
+//!
+//! `<t>.<name>` is a two-part name for a table of the default schema (DataFusion reads `t` as a
+//! schema; [`RefsCatalog`] answers for it) and a three-part name `ns.t.<name>` for a table of a
+//! namespace of a catalog registered with
+//! [`register_catalog_as_default`](crate::catalog::register_catalog_as_default) (which registers
+//! one DataFusion catalog per namespace). `"<t>@<ref>"` is one quoted identifier, valid wherever
+//! the table name is: `"orders@audit"`, `db."orders@audit"`. SQL folds unquoted names to lower
+//! case; quote mixed-case ref names: `db.orders."branch_Dev"`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
+use datafusion::common::plan_err;
+use datafusion::datasource::TableType;
+use datafusion::error::{DataFusionError, Result as DFResult};
+
+use crate::error::Error;
+use crate::provider::IcebergTableProvider;
+use crate::spec::snapshot::{SnapshotReference, SnapshotRetention};
+use crate::spec::{SnapshotSelector, TableMetadata};
+
+/// What a derived table name (`branch_x`, `tag_x`, ...) asks of its table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Derived {
+    Branch(String),
+    Tag(String),
+    SnapshotId(i64),
+    AsOfTimestamp(i64),
+}
+
+impl Derived {
+    /// Reads Spark's names of table states; `None` for any other name.
+    fn parse(name: &str) -> Option<Self> {
+        let nonempty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        if let Some(branch) = name.strip_prefix("branch_") {
+            nonempty(branch).map(Self::Branch)
+        } else if let Some(tag) = name.strip_prefix("tag_") {
+            nonempty(tag).map(Self::Tag)
+        } else if let Some(id) = name.strip_prefix("snapshot_id_") {
+            id.parse().ok().map(Self::SnapshotId)
+        } else if let Some(ms) = name.strip_prefix("at_timestamp_") {
+            ms.parse().ok().map(Self::AsOfTimestamp)
+        } else {
+            None
+        }
+    }
+
+    /// The selector, after checking that a `branch_`/`tag_` name names a ref of that kind.
+    fn selector(&self, metadata: &TableMetadata) -> Result<SnapshotSelector, Error> {
+        let kind_of = |name: &str| metadata.refs.get(name).map(|r| &r.retention);
+        Ok(match self {
+            Self::Branch(name) => match kind_of(name) {
+                Some(SnapshotRetention::Tag { .. }) => {
+                    return Err(wrong_kind(name, "a tag", "a branch", "tag_"));
+                }
+                Some(_) => SnapshotSelector::Ref(name.clone()),
+                None if name == SnapshotReference::MAIN_BRANCH => SnapshotSelector::Current,
+                None => SnapshotSelector::Ref(name.clone()),
+            },
+            Self::Tag(name) => match kind_of(name) {
+                Some(SnapshotRetention::Branch { .. }) => {
+                    return Err(wrong_kind(name, "a branch", "a tag", "branch_"));
+                }
+                _ => SnapshotSelector::Ref(name.clone()),
+            },
+            Self::SnapshotId(id) => SnapshotSelector::SnapshotId(*id),
+            Self::AsOfTimestamp(ms) => SnapshotSelector::AsOfTimestamp(*ms),
+        })
+    }
+}
+
+fn wrong_kind(name: &str, is: &str, wanted: &str, prefix: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "ref '{name}' is {is}, not {wanted} (name it {prefix}{name})"
+    ))
+}
+
+/// The state a name given as a string asks for: the ref of that name; else, for a string of
+/// digits, that snapshot id; `main` is the current snapshot also in a table without refs. An
+/// unknown name stays a ref, which resolving reports as unknown.
+pub(crate) fn selector_for_name(metadata: &TableMetadata, name: &str) -> SnapshotSelector {
+    if metadata.refs.contains_key(name) {
+        return SnapshotSelector::Ref(name.to_string());
+    }
+    if name == SnapshotReference::MAIN_BRANCH {
+        return SnapshotSelector::Current;
+    }
+    match name.parse::<i64>() {
+        Ok(id) => SnapshotSelector::SnapshotId(id),
+        Err(_) => SnapshotSelector::Ref(name.to_string()),
+    }
+}
+
+/// The table `<table_name>.<name>` derived from `base`: a ref or another state of it (see the
+/// module docs). `Ok(None)` when `name` is no derived name. The one place such names are read, so
+/// that more (metadata tables) can join.
+pub(crate) fn derived_table(
+    table_name: &str,
+    base: &Arc<dyn TableProvider>,
+    name: &str,
+) -> DFResult<Option<Arc<dyn TableProvider>>> {
+    let Some(derived) = Derived::parse(name) else {
+        return Ok(None);
+    };
+    let asked = format!("{table_name}.{name}");
+    let iceberg = iceberg(base, &asked, table_name)?;
+    let at = derived
+        .selector(iceberg.table().metadata())
+        .and_then(|selector| iceberg.at(selector))
+        .map_err(|e| DataFusionError::from(e).context(format!("reading {asked}")))?;
+    Ok(Some(Arc::new(at)))
+}
+
+/// The table `"<table_name>@<suffix>"`: `base` at the ref (or snapshot id) `suffix`.
+pub(crate) fn table_at(
+    table_name: &str,
+    base: &Arc<dyn TableProvider>,
+    suffix: &str,
+) -> DFResult<Arc<dyn TableProvider>> {
+    let asked = format!("{table_name}@{suffix}");
+    let iceberg = iceberg(base, &asked, table_name)?;
+    let selector = selector_for_name(iceberg.table().metadata(), suffix);
+    let at = iceberg
+        .at(selector)
+        .map_err(|e| DataFusionError::from(e).context(format!("reading {asked}")))?;
+    Ok(Arc::new(at))
+}
+
+fn iceberg<'a>(
+    base: &'a Arc<dyn TableProvider>,
+    asked: &str,
+    table_name: &str,
+) -> DFResult<&'a IcebergTableProvider> {
+    match base.downcast_ref::<IcebergTableProvider>() {
+        Some(iceberg) => Ok(iceberg),
+        None => plan_err!("{asked} names a state of an Iceberg table, and {table_name} is not one"),
+    }
+}
+
+/// A catalog that answers as `inner` does, and also serves each table `t` of the schema
+/// `default_schema` as a schema named `t` whose tables are `t`'s refs ([`TableRefsSchema`]), so
+/// that `t.branch_x` resolves. Every schema it returns is wrapped in a [`RefsSchema`].
+#[derive(Debug)]
+pub(crate) struct RefsCatalog {
+    inner: Arc<dyn CatalogProvider>,
+    default_schema: String,
+}
+
+impl RefsCatalog {
+    pub(crate) fn new(inner: Arc<dyn CatalogProvider>, default_schema: impl Into<String>) -> Self {
+        Self {
+            inner,
+            default_schema: default_schema.into(),
+        }
+    }
+}
+
+impl CatalogProvider for RefsCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        self.inner.schema_names()
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        if let Some(schema) = self.inner.schema(name) {
+            return Some(RefsSchema::wrap(schema));
+        }
+        let default = self.inner.schema(&self.default_schema)?;
+        default
+            .table_exist(name)
+            .then(|| Arc::new(TableRefsSchema::new(default, name)) as Arc<dyn SchemaProvider>)
+    }
+
+    fn register_schema(
+        &self,
+        name: &str,
+        schema: Arc<dyn SchemaProvider>,
+    ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
+        self.inner.register_schema(name, schema)
+    }
+
+    fn deregister_schema(
+        &self,
+        name: &str,
+        cascade: bool,
+    ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
+        self.inner.deregister_schema(name, cascade)
+    }
+}
+
+/// A schema that answers as `inner` does, and also serves `"t@<ref>"` for its tables `t`.
+#[derive(Debug)]
+pub(crate) struct RefsSchema {
+    inner: Arc<dyn SchemaProvider>,
+}
+
+impl RefsSchema {
+    /// `inner` wrapped, unless it already is.
+    pub(crate) fn wrap(inner: Arc<dyn SchemaProvider>) -> Arc<dyn SchemaProvider> {
+        if inner.is::<Self>() {
+            inner
+        } else {
+            Arc::new(Self { inner })
+        }
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for RefsSchema {
+    fn owner_name(&self) -> Option<&str> {
+        self.inner.owner_name()
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+
+    async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        if let Some(table) = self.inner.table(name).await? {
+            return Ok(Some(table));
+        }
+        let Some((table_name, suffix)) = name.split_once('@') else {
+            return Ok(None);
+        };
+        match self.inner.table(table_name).await? {
+            Some(base) => table_at(table_name, &base, suffix).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
+        match self.inner.table_type(name).await? {
+            Some(table_type) => Ok(Some(table_type)),
+            None => Ok(self.table(name).await?.map(|t| t.table_type())),
+        }
+    }
+
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        self.inner.register_table(name, table)
+    }
+
+    fn deregister_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        self.inner.deregister_table(name)
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name)
+    }
+}
+
+/// The states of one table as a schema: its tables are `branch_<b>`, `tag_<g>`,
+/// `snapshot_id_<id>` and `at_timestamp_<ms>`, derived from the table `table` of `base`, which
+/// is looked up afresh on every call.
+///
+/// `table_names` is empty: listing refs would mean loading the table in a synchronous call.
+#[derive(Debug)]
+pub(crate) struct TableRefsSchema {
+    base: Arc<dyn SchemaProvider>,
+    table: String,
+}
+
+impl TableRefsSchema {
+    pub(crate) fn new(base: Arc<dyn SchemaProvider>, table: impl Into<String>) -> Self {
+        Self {
+            base,
+            table: table.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for TableRefsSchema {
+    fn table_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        if Derived::parse(name).is_none() {
+            return Ok(None);
+        }
+        match self.base.table(&self.table).await? {
+            Some(base) => derived_table(&self.table, &base, name),
+            None => Ok(None),
+        }
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        Derived::parse(name).is_some() && self.base.table_exist(&self.table)
+    }
+}
+
+#[cfg(test)]
+#[path = "refs_tests.rs"]
+mod tests;
