@@ -119,6 +119,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn time_travel_and_refs_out_of_the_box() {
+        use crate::sql::test_support::{WRITTEN_AT, warehouse};
+        let args = SqlArgs {
+            catalog: None,
+            tables: vec![super::super::args::TableArg {
+                name: "refs".into(),
+                location: format!("{}/db/refs", warehouse()),
+            }],
+            relocate: vec![super::super::args::RelocateArg {
+                old: WRITTEN_AT.into(),
+                new: warehouse(),
+            }],
+            format: OutputFormat::Csv,
+            query: None,
+        };
+        let session = SqlSession::from_args(&args).await.unwrap();
+        let sql = "SELECT count(*) AS n FROM refs VERSION AS OF 'v1'; \
+                   SELECT count(*) AS n FROM refs FOR SYSTEM_TIME AS OF 1796049769870; \
+                   SELECT count(*) AS n FROM refs.branch_dev; \
+                   SELECT count(*) AS n FROM \"refs@audit\"";
+        let mut out = Vec::new();
+        session.run_script(sql, &mut out).await.unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "n\n10\nn\n20\nn\n20\nn\n10\n"
+        );
+    }
+
+    #[tokio::test]
     async fn stops_at_the_first_error() {
         let session = SqlSession::new(SessionContext::new(), OutputFormat::Csv);
         let mut out = Vec::new();
