@@ -1,6 +1,14 @@
 //! Runs every `sql-tests/*.slt` file (sorted by name) through sqllogictest against DataFusion
 //! with icefloe's SQL registered: one fresh `SessionContext` per file, `information_schema`
 //! enabled, working directory = the package root (so `LOCATION 'tests/fixtures/...'` works).
+//! Statements go through `icefloe::sql::sql`, the embedding call that parses the version
+//! clauses (`FOR SYSTEM_TIME AS OF`, `TIMESTAMP AS OF`, `VERSION AS OF`).
+//!
+//! A file may ask for more with directive comments (lines starting with `# icefloe: `):
+//!
+//! - `# icefloe: catalog <warehouse dir> <written-at prefix>`: registers the SQLite catalog
+//!   `<warehouse dir>/catalog.db` as the session's default catalog, reading paths under
+//!   `<written-at prefix>` from `<warehouse dir>` (so `db.orders`, `db.refs.branch_dev` work).
 //!
 //! `cargo test --test sqllogictests -- <filter>` runs only the files whose name contains
 //! `<filter>`. Flags meant for libtest (`--nocapture`, ...) are ignored.
@@ -18,7 +26,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType, Runner};
 
 /// One `.slt` file's database: a DataFusion session with icefloe registered.
@@ -26,12 +34,52 @@ struct IcefloeDb {
     ctx: SessionContext,
 }
 
+/// What a file's `# icefloe: ` directives ask for.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Directives {
+    /// `(warehouse dir, written-at prefix)`: a SQLite catalog as the default catalog.
+    catalog: Option<(PathBuf, String)>,
+}
+
+impl Directives {
+    fn parse(text: &str) -> std::result::Result<Self, String> {
+        let mut directives = Self::default();
+        for line in text.lines() {
+            let Some(directive) = line.trim().strip_prefix("# icefloe: ") else {
+                continue;
+            };
+            let words: Vec<&str> = directive.split_whitespace().collect();
+            match words.as_slice() {
+                ["catalog", dir, prefix] => {
+                    directives.catalog = Some((PathBuf::from(dir), prefix.to_string()));
+                }
+                _ => return Err(format!("unknown directive: {line}")),
+            }
+        }
+        Ok(directives)
+    }
+}
+
 impl IcefloeDb {
-    fn new() -> Self {
+    async fn new(directives: Directives) -> Result<Self> {
         let config = SessionConfig::new().with_information_schema(true);
         let ctx = SessionContext::new_with_config(config);
+        if let Some((dir, prefix)) = &directives.catalog {
+            let dir = dir.canonicalize()?;
+            let relocation = icefloe::Relocation::new().with_rule(prefix, dir.to_string_lossy());
+            icefloe::catalog::register_catalog_as_default(&ctx, dir.join("catalog.db"), relocation)
+                .await?;
+        }
         icefloe::sql::register(&ctx);
-        Self { ctx }
+        Ok(Self { ctx })
+    }
+
+    /// Plans `sql` with `icefloe::sql::sql`. Its future is not `Send` (it holds the parser
+    /// dialect across an await), which `AsyncDB` requires, so it is driven to completion on
+    /// this worker thread.
+    fn plan(&self, sql: &str) -> Result<DataFrame> {
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::block_in_place(|| handle.block_on(icefloe::sql::sql(&self.ctx, sql)))
     }
 }
 
@@ -41,7 +89,7 @@ impl AsyncDB for IcefloeDb {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>> {
-        let frame = self.ctx.sql(sql).await?;
+        let frame = self.plan(sql)?;
         let schema = frame.schema().inner().clone();
         let batches = frame.collect().await?;
         if schema.fields().is_empty() {
@@ -127,7 +175,9 @@ fn filter_argument() -> Option<String> {
 }
 
 async fn run_file(path: &Path) -> std::result::Result<(), String> {
-    let mut runner = Runner::new(|| async { Ok(IcefloeDb::new()) });
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let directives = Directives::parse(&text)?;
+    let mut runner = Runner::new(move || IcefloeDb::new(directives.clone()));
     runner.with_column_validator(sqllogictest::strict_column_validator);
     runner
         .run_file_async(path)
