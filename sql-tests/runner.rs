@@ -74,12 +74,9 @@ impl IcefloeDb {
         Ok(Self { ctx })
     }
 
-    /// Plans `sql` with `icefloe::sql::sql`. Its future is not `Send` (it holds the parser
-    /// dialect across an await), which `AsyncDB` requires, so it is driven to completion on
-    /// this worker thread.
-    fn plan(&self, sql: &str) -> Result<DataFrame> {
-        let handle = tokio::runtime::Handle::current();
-        tokio::task::block_in_place(|| handle.block_on(icefloe::sql::sql(&self.ctx, sql)))
+    /// Plans `sql` with `icefloe::sql::sql` (the AS OF clauses parse, refs resolve).
+    async fn plan(&self, sql: &str) -> Result<DataFrame> {
+        icefloe::sql::sql(&self.ctx, sql).await
     }
 }
 
@@ -89,7 +86,7 @@ impl AsyncDB for IcefloeDb {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>> {
-        let frame = self.plan(sql)?;
+        let frame = self.plan(sql).await?;
         let schema = frame.schema().inner().clone();
         let batches = frame.collect().await?;
         if schema.fields().is_empty() {

@@ -23,7 +23,10 @@ async fn upload(store: &dyn ObjectStore, dir: &Path, prefix: &str) {
             Box::pin(upload(store, &entry.path(), &key)).await;
         } else {
             let bytes = std::fs::read(entry.path()).unwrap();
-            store.put(&ObjectPath::from(key), bytes.into()).await.unwrap();
+            store
+                .put(&ObjectPath::from(key), bytes.into())
+                .await
+                .unwrap();
         }
     }
 }

@@ -105,12 +105,7 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     // Plans version clauses also in sessions without `register`: DataFusion's own planner would
     // silently read the current snapshot. A second registration is harmless.
     state.register_relation_planner(Arc::new(TimeTravelPlanner))?;
-    let parser_options = &state.config().options().sql_parser;
-    let dialect_name = parser_options.dialect;
-    let dialect = IcebergDialect::from_name(dialect_name.as_ref())
-        .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect: {dialect_name}"))?;
-    let limit = parser_options.recursion_limit.get();
-    let mut statements = parse_statements(query, &dialect, limit)?;
+    let mut statements = parse_with_icefloe_dialect(&state, query)?;
     let Some(statement) = statements.pop_front() else {
         return Err(plan_datafusion_err!("no SQL statement in the query string"));
     };
@@ -119,6 +114,20 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     }
     let plan = state.statement_to_plan(statement).await?;
     ctx.execute_logical_plan(plan).await
+}
+
+/// Parses with the session's dialect plus table versioning. A separate function so the
+/// dialect (not `Send`) is gone before the caller awaits, keeping [`sql`]'s future `Send`.
+fn parse_with_icefloe_dialect(
+    state: &datafusion::execution::SessionState,
+    query: &str,
+) -> DFResult<std::collections::VecDeque<datafusion::sql::parser::Statement>> {
+    let parser_options = &state.config().options().sql_parser;
+    let dialect_name = parser_options.dialect;
+    let dialect = IcebergDialect::from_name(dialect_name.as_ref())
+        .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect: {dialect_name}"))?;
+    let limit = parser_options.recursion_limit.get();
+    parse_statements(query, &dialect, limit)
 }
 
 #[cfg(test)]

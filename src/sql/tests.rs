@@ -47,3 +47,12 @@ async fn explain_shows_the_scan_of_the_asked_table() {
     assert!(text.contains("TableScan: orders"), "{text}");
     assert!(text.contains("SubqueryAlias: o"), "{text}");
 }
+
+#[test]
+fn sql_future_is_send() {
+    // Embedders spawn queries on multi-threaded runtimes: the future must be `Send`.
+    fn assert_send<T: Send>(_: &T) {}
+    let ctx = datafusion::prelude::SessionContext::new();
+    let future = super::sql(&ctx, "SELECT 1");
+    assert_send(&future);
+}

@@ -327,13 +327,9 @@ pub fn utc_timestamp(ms: i64) -> String {
 
 /// Plans one statement with icefloe's SQL entry point (its dialect, so that the AS OF
 /// clauses parse, and its planners).
-///
-/// `icefloe::sql::sql`'s future is not `Send` (it holds the parser dialect across an await), so
-/// it cannot run inside `tokio::spawn` (see [`isolated`]); it is driven to completion here on
-/// the current worker thread instead.
 pub async fn icefloe_sql(ctx: &SessionContext, sql: &str) -> Result<DataFrame, String> {
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::block_in_place(|| handle.block_on(icefloe::sql::sql(ctx, sql)))
+    icefloe::sql::sql(ctx, sql)
+        .await
         .map_err(|e| error_chain(&e))
 }
 
