@@ -43,6 +43,7 @@ pub mod catalog;
 pub mod cli;
 mod error;
 pub mod io;
+pub mod metadata_tables;
 mod provider;
 pub mod scan;
 pub mod spec;
