@@ -1,0 +1,1 @@
+//! Tests of the file-level relations against the PyIceberg oracle files.

@@ -1,0 +1,112 @@
+//! Reading the manifest entries the file-level relations are made of: the manifests of one
+//! snapshot or the distinct manifests of every snapshot, decoded concurrently (bounded), each
+//! manifest at most once per call.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt, stream};
+
+use super::super::MetadataContext;
+use crate::error::Result;
+use crate::scan::{read_manifest, read_manifest_list};
+use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Snapshot};
+
+/// How many manifests (or manifest lists) are read at once.
+const CONCURRENCY: usize = 8;
+
+/// One manifest entry with the partition spec of the manifest it came from.
+#[derive(Debug, Clone)]
+pub(crate) struct EntryRow {
+    /// The manifest's `partition_spec_id` (the data file's spec).
+    pub(crate) spec_id: i32,
+    /// The entry, inheritance applied.
+    pub(crate) entry: ManifestEntry,
+}
+
+/// Which snapshots' manifests a relation reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The selected snapshot's manifests.
+    Selected,
+    /// The distinct manifests of every snapshot of the table.
+    AllSnapshots,
+}
+
+/// What to read: the scope, which manifests (by content) and entries to keep, and how many
+/// rows are enough.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadPlan {
+    /// The snapshots whose manifests are read.
+    pub(crate) scope: Scope,
+    /// Only manifests of this content (`None`: both).
+    pub(crate) content: Option<ManifestContent>,
+    /// Whether DELETED entries are kept.
+    pub(crate) keep_deleted: bool,
+    /// Stop reading manifests once this many rows were kept.
+    pub(crate) limit: Option<usize>,
+}
+
+/// The manifests of the plan's scope, in manifest-list order (for all snapshots: snapshots
+/// in metadata order, each manifest path once, where first seen).
+pub(crate) async fn manifests(
+    ctx: &MetadataContext<'_>,
+    scope: Scope,
+) -> Result<Vec<ManifestFile>> {
+    let io = ctx.table.io();
+    let metadata = ctx.table.metadata();
+    let snapshots: Vec<Snapshot> = match scope {
+        Scope::Selected => ctx.snapshot.into_iter().cloned().collect(),
+        Scope::AllSnapshots => metadata.snapshots.clone(),
+    };
+    let lists: Vec<Vec<ManifestFile>> = stream::iter(snapshots)
+        .map(|snapshot| {
+            let (io, metadata) = (io.clone(), Arc::clone(metadata));
+            async move { read_manifest_list(&io, &metadata, &snapshot).await }
+        })
+        .buffered(CONCURRENCY)
+        .try_collect()
+        .await?;
+    let mut seen = HashSet::new();
+    Ok(lists
+        .into_iter()
+        .flatten()
+        .filter(|m| seen.insert(m.manifest_path.clone()))
+        .collect())
+}
+
+/// The entries of the plan's manifests, in manifest order then file order.
+pub(crate) async fn read_entries(
+    ctx: &MetadataContext<'_>,
+    plan: ReadPlan,
+) -> Result<Vec<EntryRow>> {
+    let io = ctx.table.io();
+    let metadata = ctx.table.metadata();
+    let manifests: Vec<ManifestFile> = manifests(ctx, plan.scope)
+        .await?
+        .into_iter()
+        .filter(|m| plan.content.is_none_or(|c| c == m.content))
+        .collect();
+    let mut decoded = stream::iter(manifests)
+        .map(|m| {
+            let (io, metadata) = (io.clone(), Arc::clone(metadata));
+            async move {
+                let manifest = read_manifest(&io, &metadata, &m).await?;
+                Ok::<_, crate::error::Error>((m.partition_spec_id, manifest))
+            }
+        })
+        .buffered(CONCURRENCY);
+    let mut rows = Vec::new();
+    while let Some((spec_id, manifest)) = decoded.try_next().await? {
+        let kept = manifest
+            .entries
+            .into_iter()
+            .filter(|e| plan.keep_deleted || e.is_alive())
+            .map(|entry| EntryRow { spec_id, entry });
+        rows.extend(kept);
+        if plan.limit.is_some_and(|n| rows.len() >= n) {
+            break;
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,139 @@
+//! The `partition` column of the file-level relations: one struct type unifying the partition
+//! fields of every spec of the table (by partition field id, as PyIceberg's `specs_struct`),
+//! so files written under different specs share one column; a spec's tuple fills the fields
+//! it has and leaves the others null.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, StructArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Fields};
+use datafusion::common::ScalarValue;
+
+use super::arrow_error;
+use crate::error::Result;
+use crate::scan::partition_type;
+use crate::spec::{Literal, PrimitiveType, TableMetadata};
+use crate::to_arrow::{literal_to_scalar, primitive_to_arrow};
+
+/// The unified partition struct of a table.
+#[derive(Debug, Clone)]
+pub(crate) struct UnifiedPartition {
+    /// `(field id, type)` per unified field, in column order.
+    types: Vec<(i32, PrimitiveType)>,
+    /// The Arrow fields, in column order.
+    fields: Fields,
+    /// Per spec id: the unified position of each of the spec's fields, in spec order.
+    positions: HashMap<i32, Vec<usize>>,
+}
+
+impl UnifiedPartition {
+    /// Every partition field of every spec, ordered where its id is first seen (specs in
+    /// metadata order); a field id seen again takes the later spec's name and type.
+    pub(crate) fn new(metadata: &TableMetadata) -> Result<Self> {
+        let mut unified: Vec<(i32, String, PrimitiveType)> = Vec::new();
+        let mut positions = HashMap::new();
+        for spec in &metadata.partition_specs {
+            let spec_type = partition_type(metadata, spec)?;
+            let mut spec_positions = Vec::with_capacity(spec_type.fields.len());
+            for field in &spec_type.fields {
+                let ty = field
+                    .field_type
+                    .as_primitive()
+                    .cloned()
+                    .unwrap_or(PrimitiveType::Binary);
+                let entry = (field.id, field.name.clone(), ty);
+                match unified.iter().position(|(id, ..)| *id == field.id) {
+                    Some(at) => {
+                        unified[at] = entry;
+                        spec_positions.push(at);
+                    }
+                    None => {
+                        spec_positions.push(unified.len());
+                        unified.push(entry);
+                    }
+                }
+            }
+            positions.insert(spec.spec_id, spec_positions);
+        }
+        let fields = unified
+            .iter()
+            .map(|(_, name, ty)| Ok(Field::new(name, primitive_to_arrow(ty, false, name)?, true)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            types: unified.into_iter().map(|(id, _, ty)| (id, ty)).collect(),
+            fields: Fields::from(fields),
+            positions,
+        })
+    }
+
+    /// Whether no spec of the table has a partition field.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+
+    /// The Arrow type of the column.
+    pub(crate) fn data_type(&self) -> DataType {
+        DataType::Struct(self.fields.clone())
+    }
+
+    /// The unified values of one file's tuple (written under `spec_id`), by unified position.
+    pub(crate) fn unify<'a>(
+        &self,
+        spec_id: i32,
+        tuple: &'a [Option<Literal>],
+    ) -> Vec<Option<&'a Literal>> {
+        let mut values = vec![None; self.types.len()];
+        if let Some(positions) = self.positions.get(&spec_id) {
+            for (value, at) in tuple.iter().zip(positions) {
+                values[*at] = value.as_ref();
+            }
+        }
+        values
+    }
+
+    /// The column for rows of `(spec id, partition tuple)`.
+    pub(crate) fn array<'a>(
+        &self,
+        rows: impl Iterator<Item = (i32, &'a [Option<Literal>])>,
+    ) -> Result<ArrayRef> {
+        let unified: Vec<_> = rows.map(|(spec, tuple)| self.unify(spec, tuple)).collect();
+        if self.types.is_empty() {
+            return Ok(Arc::new(StructArray::new_empty_fields(unified.len(), None)));
+        }
+        let columns = self
+            .types
+            .iter()
+            .zip(self.fields.iter())
+            .enumerate()
+            .map(|(at, ((_, ty), field))| {
+                let values = unified.iter().map(|row| row[at]);
+                column(values, ty, field.data_type())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let array =
+            StructArray::try_new(self.fields.clone(), columns, None).map_err(arrow_error)?;
+        Ok(Arc::new(array))
+    }
+}
+
+/// One typed column of values of `ty`, as `data_type`.
+pub(crate) fn column<'a>(
+    values: impl Iterator<Item = Option<&'a Literal>>,
+    ty: &PrimitiveType,
+    data_type: &DataType,
+) -> Result<ArrayRef> {
+    let scalars = values
+        .map(|v| literal_to_scalar(v, ty).or_else(|_| literal_to_scalar(None, ty)))
+        .collect::<Result<Vec<_>>>()?;
+    let array = if scalars.is_empty() {
+        datafusion::arrow::array::new_empty_array(data_type)
+    } else {
+        ScalarValue::iter_to_array(scalars)?
+    };
+    if array.data_type() == data_type {
+        return Ok(array);
+    }
+    cast(&array, data_type).map_err(arrow_error)
+}
