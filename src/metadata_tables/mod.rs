@@ -1,14 +1,23 @@
 //! Metadata tables: the table's metadata tree as SQL relations, with PyIceberg's (0.12
 //! `table.inspect`) column names, order and Arrow types (Spark's for `all_entries`).
 //!
-//! SKELETON: the framework (this file, the provider, SQL names) is being written by one
-//! person, the file-level relations (entries.rs, files.rs, partitions.rs) by another. The
-//! signatures below are the contract between them.
+//! [`IcebergMetadataTable`] is the DataFusion table of one relation ([`MetadataTableKind`]).
+//! The table-level relations (`snapshots`, `history`, `metadata_log_entries`, `refs`) come from
+//! the metadata file alone; `manifests` and `all_manifests` from manifest lists; the file-level
+//! ones (entries, files, partitions) from manifests, through [`file_level_schema`] and
+//! [`file_level_batches`].
 
+mod arrow_util;
 mod entries;
 mod files;
+mod manifests;
+mod metadata_log;
 mod partitions;
+mod provider;
+mod refs;
+mod snapshots;
 
+pub use provider::IcebergMetadataTable;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -17,6 +26,9 @@ use datafusion::logical_expr::Expr;
 use crate::error::Result;
 use crate::spec::{Schema, Snapshot, TableMetadata};
 use crate::table::Table;
+
+#[cfg(test)]
+mod tests;
 
 /// The metadata relations of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +63,81 @@ pub enum MetadataTableKind {
     AllDeleteFiles,
     /// Counts and sizes per partition value, across specs.
     Partitions,
+}
+
+impl MetadataTableKind {
+    /// Every relation, in the order the README lists them.
+    pub const ALL: [Self; 15] = [
+        Self::Snapshots,
+        Self::History,
+        Self::MetadataLogEntries,
+        Self::Refs,
+        Self::Manifests,
+        Self::AllManifests,
+        Self::Entries,
+        Self::AllEntries,
+        Self::Files,
+        Self::DataFiles,
+        Self::DeleteFiles,
+        Self::AllFiles,
+        Self::AllDataFiles,
+        Self::AllDeleteFiles,
+        Self::Partitions,
+    ];
+
+    /// The relation of a name (`snapshots`, `all_data_files`, ...; any case).
+    ///
+    /// ```
+    /// use icefloe::metadata_tables::MetadataTableKind;
+    /// assert_eq!(MetadataTableKind::parse("FILES"), Some(MetadataTableKind::Files));
+    /// assert_eq!(MetadataTableKind::parse("branch_x"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The relation's name, as PyIceberg's `inspect` method (Spark's for `all_entries`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Snapshots => "snapshots",
+            Self::History => "history",
+            Self::MetadataLogEntries => "metadata_log_entries",
+            Self::Refs => "refs",
+            Self::Manifests => "manifests",
+            Self::AllManifests => "all_manifests",
+            Self::Entries => "entries",
+            Self::AllEntries => "all_entries",
+            Self::Files => "files",
+            Self::DataFiles => "data_files",
+            Self::DeleteFiles => "delete_files",
+            Self::AllFiles => "all_files",
+            Self::AllDataFiles => "all_data_files",
+            Self::AllDeleteFiles => "all_delete_files",
+            Self::Partitions => "partitions",
+        }
+    }
+
+    /// Whether the relation shows one snapshot (and so can be read at another one: time travel
+    /// on metadata tables); the others cover the whole table.
+    pub fn per_snapshot(self) -> bool {
+        matches!(
+            self,
+            Self::Manifests
+                | Self::Entries
+                | Self::Files
+                | Self::DataFiles
+                | Self::DeleteFiles
+                | Self::Partitions
+        )
+    }
+}
+
+impl std::fmt::Display for MetadataTableKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// What a file-level relation is computed from.
@@ -102,4 +189,3 @@ pub(crate) async fn file_level_batches(
         _ => files::batches(kind, ctx, request).await,
     }
 }
-
