@@ -233,7 +233,11 @@ fn expectation(key: &str, metadata: &Value, snapshot_id: i64) -> Result<Expectat
 }
 
 /// Whether the snapshot's summary counts any live delete file or deleted row.
-fn has_row_level_deletes(key: &str, metadata: &Value, snapshot_id: i64) -> Result<bool, String> {
+pub fn has_row_level_deletes(
+    key: &str,
+    metadata: &Value,
+    snapshot_id: i64,
+) -> Result<bool, String> {
     let snapshot = metadata["snapshots"]
         .as_array()
         .and_then(|all| {

@@ -9,6 +9,10 @@
 mod bad_input;
 mod external;
 mod harness_selftest;
+mod inspect;
+mod inspect_compare;
+mod inspect_external;
+mod inspect_travel;
 mod pyiceberg;
 mod pyiceberg_incremental;
 mod pyiceberg_refs;
@@ -31,5 +35,21 @@ async fn external_tables_match_expected_answers() {
 async fn pyiceberg_warehouse_matches_oracle() {
     let root = FixtureRoot::from_env();
     let report = pyiceberg::check_all(&root).await;
+    report.finish(&root);
+}
+
+/// Metadata tables (`"t$files"`, ...) against PyIceberg's `inspect` answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pyiceberg_metadata_tables_match_inspect() {
+    let root = FixtureRoot::from_env();
+    let report = inspect::check_all(&root).await;
+    report.finish(&root);
+}
+
+/// Metadata tables of the external tables: invariants against their metadata and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_metadata_tables_hold_invariants() {
+    let root = FixtureRoot::from_env();
+    let report = inspect_external::check_all(&root).await;
     report.finish(&root);
 }

@@ -131,7 +131,7 @@ pub async fn check_all(root: &FixtureRoot) -> Report {
     report
 }
 
-fn oracle_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn oracle_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))

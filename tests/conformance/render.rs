@@ -5,7 +5,8 @@
 //! `YYYY-MM-DD`; times and timestamps as ISO 8601 with a fraction only when it is not zero
 //! (Python's `isoformat`); `timestamptz` in UTC with `+00:00`; float32 as the shortest decimal
 //! that round-trips through float32; NaN and infinities as "NaN", "Infinity", "-Infinity";
-//! uuids dashed; binary as hex (with a `hex:` prefix in the external set).
+//! uuids dashed; binary as hex (with a `hex:` prefix in the external set); maps as lists of
+//! `[key, value]` pairs.
 
 use chrono::{DateTime, NaiveDateTime, NaiveTime};
 use datafusion::arrow::array::{Array, AsArray};
@@ -104,6 +105,7 @@ pub fn cell(array: &dyn Array, field: &Field, row: usize, style: Style) -> Resul
         DataType::LargeList(element) => {
             list(array.as_list::<i64>().value(row).as_ref(), element, style)?
         }
+        DataType::Map(..) => map(array, row, style)?,
         other => return Err(format!("no rendering for Arrow type {other}")),
     };
     Ok(value)
@@ -129,6 +131,21 @@ fn list(values: &dyn Array, element: &Field, style: Style) -> Result<Value, Stri
         .map(|i| cell(values, element, i, style))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Value::Array(items))
+}
+
+/// A map as the PyIceberg oracle writes it: a list of `[key, value]` pairs, in stored order.
+fn map(array: &dyn Array, row: usize, style: Style) -> Result<Value, String> {
+    let entries = array.as_map().value(row);
+    let fields = entries.fields();
+    let (keys, values) = (entries.column(0), entries.column(1));
+    let pairs = (0..entries.len())
+        .map(|i| {
+            let key = cell(keys.as_ref(), &fields[0], i, style)?;
+            let value = cell(values.as_ref(), &fields[1], i, style)?;
+            Ok(Value::from(vec![key, value]))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Value::Array(pairs))
 }
 
 /// NaN and the infinities as the answer files spell them, else the number.

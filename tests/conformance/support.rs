@@ -64,6 +64,7 @@ pub struct Report {
     pub tolerated_errors: usize,
     pub filters: usize,
     pub travel: TravelCounts,
+    pub inspect: InspectCounts,
     pub mismatches: Vec<String>,
     /// (context, error) of failed queries already reported, with how many more failed alike.
     repeated_errors: Vec<(String, String, usize)>,
@@ -109,6 +110,7 @@ impl Report {
         self.tolerated_errors += part.tolerated_errors;
         self.filters += part.filters;
         self.travel.add(&part.travel);
+        self.inspect.add(&part.inspect);
         self.mismatches.extend(part.mismatches);
         for (context, _, more) in part.repeated_errors {
             if more > 0 {
@@ -139,6 +141,9 @@ impl Report {
             self.skipped_tables.len(),
         );
         println!("{}: {}", self.suite, self.travel.summary());
+        if self.inspect != InspectCounts::default() {
+            println!("{}: {}", self.suite, self.inspect.summary());
+        }
         if !self.skipped_tables.is_empty() {
             println!("{}: skipped {}", self.suite, self.skipped_tables.join(", "));
         }
@@ -212,6 +217,53 @@ impl TravelCounts {
             self.refs,
             self.incremental,
             self.incremental_errors,
+            self.errors,
+        )
+    }
+}
+
+/// What the metadata-table checks covered.
+#[derive(Default, Clone, Copy, Debug, PartialEq)]
+pub struct InspectCounts {
+    /// (table, relation) pairs compared with the oracle's rows.
+    pub relations: usize,
+    /// Oracle rows those comparisons expected.
+    pub rows: usize,
+    /// Oracle entries where PyIceberg failed (`{"error": ...}`): nothing to compare.
+    pub oracle_errors: usize,
+    /// Comparisons left out because the relation is in `inspect::PENDING_RELATIONS`.
+    pub pending: usize,
+    /// Metadata tables read at another snapshot, other names and table functions checked.
+    pub travel: usize,
+    /// Invariants checked (external tables, `all_entries`).
+    pub invariants: usize,
+    /// Errors checked (unknown relation, time travel on a relation without snapshots).
+    pub errors: usize,
+}
+
+impl InspectCounts {
+    fn add(&mut self, other: &InspectCounts) {
+        self.relations += other.relations;
+        self.rows += other.rows;
+        self.oracle_errors += other.oracle_errors;
+        self.pending += other.pending;
+        self.travel += other.travel;
+        self.invariants += other.invariants;
+        self.errors += other.errors;
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "metadata tables: {} relations compared ({} oracle rows), {} oracle entries where \
+             PyIceberg failed (skipped), {} pending comparisons left out (inspect::PENDING_RELATIONS: {:?}), \
+             {} time-travel / name / table-function checks, {} invariants, {} errors checked",
+            self.relations,
+            self.rows,
+            self.oracle_errors,
+            self.pending,
+            crate::inspect::PENDING_RELATIONS,
+            self.travel,
+            self.invariants,
             self.errors,
         )
     }
