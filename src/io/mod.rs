@@ -214,13 +214,21 @@ fn local_key(path: &str) -> Option<String> {
     Some(clean_path(&absolute).trim_start_matches('/').to_string())
 }
 
-/// Removes `.` segments and empty segments (`a//b`, `./a`) from a slash path, keeping `..`.
+/// Removes `.` and empty segments (`a//b`, `./a`) from a slash path and resolves `..` against
+/// the segment before it (`a/../b` is `b`).
 fn clean_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
+    let mut segments: Vec<&str> = Vec::new();
     for seg in path.split('/') {
-        if seg.is_empty() || seg == "." {
-            continue;
+        match seg {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            other => segments.push(other),
         }
+    }
+    let mut out = String::with_capacity(path.len());
+    for seg in &segments {
         out.push('/');
         out.push_str(seg);
     }
@@ -258,6 +266,7 @@ mod tests {
         assert_eq!(io.absolute("file:///tmp/a//b").unwrap(), "file:///tmp/a/b");
         assert_eq!(io.absolute("file:/tmp/x").unwrap(), "file:///tmp/x");
         assert_eq!(io.absolute("s3://bucket/k/v").unwrap(), "s3://bucket/k/v");
+        assert_eq!(io.absolute("/tmp/a/../b/./c").unwrap(), "file:///tmp/b/c");
         let rel = io.absolute("rel/x").unwrap();
         assert!(
             rel.starts_with("file:///") && rel.ends_with("/rel/x"),
