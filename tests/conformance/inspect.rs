@@ -8,6 +8,7 @@
 //! oracle's per-snapshot file lists and `all_manifests`, the other names of a relation
 //! (`db.t.files`, the table function) and the errors.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use datafusion::prelude::SessionContext;
@@ -108,16 +109,59 @@ impl InspectTable {
             }
             other => return Some(Err(format!("unexpected oracle entry {other}"))),
         };
+        let direct = self.direct_manifest_bounds();
         let rows = rows
             .iter()
             .filter(|row| match content {
                 Some(keep) => row["content"].as_i64().is_some_and(keep),
                 None => true,
             })
-            .map(|row| inspect_compare::substitute_warehouse(row, WRITTEN_AT))
+            .map(|row| restore_empty_bounds(row.clone(), &direct))
+            .map(|row| inspect_compare::substitute_warehouse(&row, WRITTEN_AT))
             .collect();
         Some(Ok(rows))
     }
+
+    /// Manifest path -> `[lower_bound, upper_bound]` per partition field, as the oracle read
+    /// them straight from the current snapshot's manifests (`snapshots[].manifests`).
+    fn direct_manifest_bounds(&self) -> HashMap<String, Vec<[Value; 2]>> {
+        let snapshots = self.oracle["snapshots"].as_array().into_iter().flatten();
+        snapshots
+            .flat_map(|s| s["manifests"].as_array().into_iter().flatten())
+            .filter_map(|m| {
+                let bounds = m["partitions"].as_array()?;
+                let bounds = bounds
+                    .iter()
+                    .map(|b| [b["lower_bound"].clone(), b["upper_bound"].clone()])
+                    .collect();
+                Some((m["manifest_path"].as_str()?.to_string(), bounds))
+            })
+            .collect()
+    }
+}
+
+/// PyIceberg's `inspect.manifests` turns a stored empty bound (`b""`, the empty string) into
+/// null (Python truthiness), while the manifest holds `""`, as the oracle's direct read of the
+/// same manifest shows (`db.part_truncate_string`). icefloe reports what is stored: the bound
+/// is restored from the direct read, only where that read has `""` and inspect has null.
+fn restore_empty_bounds(mut row: Value, direct: &HashMap<String, Vec<[Value; 2]>>) -> Value {
+    let Some(stored) = row["path"].as_str().and_then(|p| direct.get(p)).cloned() else {
+        return row;
+    };
+    let Some(summaries) = row
+        .get_mut("partition_summaries")
+        .and_then(Value::as_array_mut)
+    else {
+        return row;
+    };
+    for (summary, bounds) in summaries.iter_mut().zip(stored) {
+        for (key, stored) in ["lower_bound", "upper_bound"].iter().zip(bounds) {
+            if summary[*key].is_null() && stored == Value::from("") {
+                summary[*key] = stored;
+            }
+        }
+    }
+    row
 }
 
 pub async fn check_all(root: &FixtureRoot) -> Report {

@@ -106,6 +106,12 @@ pub fn cell(array: &dyn Array, field: &Field, row: usize, style: Style) -> Resul
             list(array.as_list::<i64>().value(row).as_ref(), element, style)?
         }
         DataType::Map(..) => map(array, row, style)?,
+        DataType::Dictionary(_, value_type) => {
+            let dictionary = array.as_any_dictionary();
+            let index = dictionary.normalized_keys()[row];
+            let value_field = Field::new(field.name(), (**value_type).clone(), true);
+            cell(dictionary.values().as_ref(), &value_field, index, style)?
+        }
         other => return Err(format!("no rendering for Arrow type {other}")),
     };
     Ok(value)
