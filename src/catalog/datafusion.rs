@@ -52,7 +52,7 @@ use crate::error::Result;
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
 use crate::spec::SnapshotSelector;
-use crate::sql::refs::{TableRefsSchema, table_at};
+use crate::sql::refs::{TableRefsSchema, split_suffixed, suffixed_table};
 use crate::table::Table;
 
 /// A DataFusion catalog over a [`SqliteCatalog`]: one schema per namespace.
@@ -192,13 +192,14 @@ impl SchemaProvider for IcebergSchemaProvider {
             .unwrap_or_default()
     }
 
-    /// The table `name`; for `"t@<ref>"`, table `t` at that ref or snapshot id.
+    /// The table `name`; for `"t@<ref>"`, table `t` at that ref or snapshot id; for
+    /// `"t$<relation>"`, a metadata table of `t`.
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
         if let Some(table) = self.load_table(name).await? {
             let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current)?;
             return Ok(Some(Arc::new(provider)));
         }
-        let Some((table_name, suffix)) = name.split_once('@') else {
+        let Some((table_name, suffix)) = split_suffixed(name) else {
             return Ok(None);
         };
         let Some(table) = self.load_table(table_name).await? else {
@@ -208,7 +209,7 @@ impl SchemaProvider for IcebergSchemaProvider {
             table,
             SnapshotSelector::Current,
         )?);
-        table_at(table_name, &base, suffix).map(Some)
+        suffixed_table(table_name, &base, suffix).map(Some)
     }
 
     async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {

@@ -5,6 +5,8 @@
 //! SELECT * FROM iceberg_scan('<location>' [, <snapshot id> | '<branch or tag>'] [, 'OLD=NEW[,OLD2=NEW2]'])
 //! SELECT * FROM iceberg_incremental('<location>', <from snapshot id, exclusive>
 //!                                   [, <to snapshot id> | '<branch>'] [, 'OLD=NEW[,OLD2=NEW2]'])
+//! SELECT * FROM iceberg_metadata('<location>', '<relation>'
+//!                                [, <snapshot id> | '<branch or tag>'] [, 'OLD=NEW[,OLD2=NEW2]'])
 //! ```
 //!
 //! `<location>` is a metadata file or a table directory, read through the session's object
@@ -13,7 +15,8 @@
 //! `CREATE EXTERNAL TABLE ... STORED AS ICEBERG`). A string containing `=` in the last position
 //! is always read as relocation rules, never as a ref name. `iceberg_incremental` reads the rows
 //! appended after `from` up to `to` (default: the current snapshot), see
-//! [`IcebergTableProvider::incremental`].
+//! [`IcebergTableProvider::incremental`]. `iceberg_metadata` reads a metadata table
+//! (`snapshots`, `files`, ...: [`MetadataTableKind`]); a version applies to the per-snapshot ones.
 //!
 //! DataFusion calls table functions synchronously while planning, and loading a table is
 //! asynchronous. Inside a multi-threaded Tokio runtime (the usual case, and the CLI's) the load
@@ -33,12 +36,15 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 
 use super::refs::selector_for_name;
 use crate::io::{FileIO, Relocation};
+use crate::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
 use crate::provider::IcebergTableProvider;
 use crate::spec::{SnapshotSelector, TableMetadata};
 use crate::table::Table;
 
 const SCAN_USAGE: &str =
     "iceberg_scan('<location>' [, <snapshot id> | '<branch or tag>'] [, 'OLD=NEW[,...]'])";
+const METADATA_USAGE: &str = "iceberg_metadata('<location>', '<relation>' \
+     [, <snapshot id> | '<branch or tag>'] [, 'OLD=NEW[,...]'])";
 const INCREMENTAL_USAGE: &str = "iceberg_incremental('<location>', <from snapshot id> \
      [, <to snapshot id> | '<branch>'] [, 'OLD=NEW[,...]'])";
 
@@ -79,8 +85,42 @@ impl TableFunctionImpl for IcebergIncrementalFunction {
     }
 }
 
+/// `iceberg_metadata(...)`: a metadata table of a table (see the module docs).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IcebergMetadataFunction;
+
+impl TableFunctionImpl for IcebergMetadataFunction {
+    fn call_with_args(&self, args: TableFunctionArgs) -> DFResult<Arc<dyn TableProvider>> {
+        let call = Call::new(args.exprs(), 2, 1, METADATA_USAGE)?;
+        let location = call.location()?;
+        let provider = (|| {
+            let kind = relation(&call.values[1])?;
+            let version = call.values.get(2).map(Version::new).transpose()?;
+            let table = load(args.session(), &location, call.relocation()?)?;
+            let selector = Version::selector(version.as_ref(), table.metadata());
+            Ok(IcebergMetadataTable::try_new(table, kind, selector)?)
+        })();
+        named(provider, &format!("iceberg_metadata('{location}')"))
+    }
+}
+
+/// A relation name argument.
+fn relation(value: &ScalarValue) -> DFResult<MetadataTableKind> {
+    if let Some(kind) = string(value).and_then(MetadataTableKind::parse) {
+        return Ok(kind);
+    }
+    let names: Vec<_> = MetadataTableKind::ALL.iter().map(|k| k.name()).collect();
+    plan_err!(
+        "{value} is not a metadata table; one of: {}",
+        names.join(", ")
+    )
+}
+
 /// The provider, or the error with the call (and so the location) named.
-fn named(provider: DFResult<IcebergTableProvider>, call: &str) -> DFResult<Arc<dyn TableProvider>> {
+fn named<T: TableProvider + 'static>(
+    provider: DFResult<T>,
+    call: &str,
+) -> DFResult<Arc<dyn TableProvider>> {
     match provider {
         Ok(provider) => Ok(Arc::new(provider)),
         Err(e) => Err(e.context(call.to_string())),

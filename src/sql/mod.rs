@@ -21,6 +21,10 @@
 //! ctx.sql("SELECT count(*) FROM orders.branch_audit").await?;
 //! ctx.sql(r#"SELECT count(*) FROM "orders@v1""#).await?;
 //! ctx.sql("SELECT count(*) FROM iceberg_scan('/data/warehouse/db/orders', 'v1')").await?;
+//! // Metadata tables.
+//! ctx.sql(r#"SELECT snapshot_id, operation FROM "orders$snapshots""#).await?;
+//! ctx.sql("SELECT path FROM orders.manifests").await?;
+//! ctx.sql("SELECT * FROM iceberg_metadata('/data/warehouse/db/orders', 'history')").await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -29,8 +33,10 @@
 //!   (how each value is read: see its module); [`IcebergDialect`] parses them.
 //! - Refs by name (`t.branch_x`, `t.tag_x`, `"t@x"`, and `ns.t.branch_x` for catalog tables): see
 //!   the `refs` table in the README.
-//! - [`IcebergScanFunction`] and [`IcebergIncrementalFunction`]: `iceberg_scan(...)` and
-//!   `iceberg_incremental(...)`.
+//! - Metadata tables (`snapshots`, `files`, ...): `"t$files"`, `t.files`, `ns.t.files`, and
+//!   `"t$files" VERSION AS OF ...` for the per-snapshot ones.
+//! - [`IcebergScanFunction`], [`IcebergIncrementalFunction`] and [`IcebergMetadataFunction`]:
+//!   `iceberg_scan(...)`, `iceberg_incremental(...)` and `iceberg_metadata(...)`.
 
 mod dialect;
 mod factory;
@@ -50,7 +56,7 @@ use datafusion::prelude::SessionContext;
 
 pub use dialect::{IcebergDialect, parse_statements};
 pub use factory::IcebergTableFactory;
-pub use functions::{IcebergIncrementalFunction, IcebergScanFunction};
+pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
 pub use time_travel::TimeTravelPlanner;
 
 use refs::RefsCatalog;
@@ -59,7 +65,7 @@ use refs::RefsCatalog;
 ///
 /// - `CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '...'` opens an Iceberg table;
 /// - the [`TimeTravelPlanner`] plans version clauses (parse them with [`sql`]);
-/// - the table functions `iceberg_scan` and `iceberg_incremental`;
+/// - the table functions `iceberg_scan`, `iceberg_incremental` and `iceberg_metadata`;
 /// - the session's default catalog is wrapped so that the tables of its default schema also
 ///   answer as `t.branch_<b>`, `t.tag_<g>` and `"t@<ref>"` (and every schema of it serves
 ///   `"t@<ref>"`). Catalogs registered later are not wrapped; call `register` again after
@@ -81,6 +87,7 @@ pub fn register(ctx: &SessionContext) {
     }
     ctx.register_udtf("iceberg_scan", Arc::new(IcebergScanFunction));
     ctx.register_udtf("iceberg_incremental", Arc::new(IcebergIncrementalFunction));
+    ctx.register_udtf("iceberg_metadata", Arc::new(IcebergMetadataFunction));
     wrap_default_catalog(ctx);
 }
 
@@ -132,3 +139,6 @@ fn parse_with_icefloe_dialect(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod metadata_tables_tests;

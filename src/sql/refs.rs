@@ -8,13 +8,18 @@
 //! | `<t>.snapshot_id_<id>` | snapshot `id` (its schema) |
 //! | `<t>.at_timestamp_<ms>` | the snapshot current at `ms` epoch milliseconds |
 //! | `"<t>@<ref>"`, `"<t>@<id>"` | a branch or tag; a snapshot id when no ref has that name |
+//! | `<t>.<relation>`, `"<t>$<relation>"` | a metadata table (`snapshots`, `files`, ...: [`MetadataTableKind`]) |
+//!
+//! A metadata table of a table read at a state (`"t@v1$files"`, or a table registered at a ref)
+//! shows that state when the relation is per snapshot (`files`, `manifests`, ...), and the
+//! whole table otherwise.
 //!
 //! `<t>.<name>` is a two-part name for a table of the default schema (DataFusion reads `t` as a
 //! schema; [`RefsCatalog`] answers for it) and a three-part name `ns.t.<name>` for a table of a
 //! namespace of a catalog registered with
 //! [`register_catalog_as_default`](crate::catalog::register_catalog_as_default) (which registers
 //! one DataFusion catalog per namespace). `"<t>@<ref>"` is one quoted identifier, valid wherever
-//! the table name is: `"orders@audit"`, `db."orders@audit"`. SQL folds unquoted names to lower
+//! the table name is: `"orders@audit"`, `db."orders@audit"`, `db."orders$files"`. SQL folds unquoted names to lower
 //! case; quote mixed-case ref names: `db.orders."branch_Dev"`.
 
 use std::sync::Arc;
@@ -26,6 +31,7 @@ use datafusion::datasource::TableType;
 use datafusion::error::{DataFusionError, Result as DFResult};
 
 use crate::error::Error;
+use crate::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
 use crate::provider::IcebergTableProvider;
 use crate::spec::snapshot::{SnapshotReference, SnapshotRetention};
 use crate::spec::{SnapshotSelector, TableMetadata};
@@ -102,14 +108,22 @@ pub(crate) fn selector_for_name(metadata: &TableMetadata, name: &str) -> Snapsho
     }
 }
 
-/// The table `<table_name>.<name>` derived from `base`: a ref or another state of it (see the
-/// module docs). `Ok(None)` when `name` is no derived name. The one place such names are read, so
-/// that more (metadata tables) can join.
+/// Whether `<t>.<name>` names a table derived from `t` (a state or a metadata table).
+fn is_derived(name: &str) -> bool {
+    Derived::parse(name).is_some() || MetadataTableKind::parse(name).is_some()
+}
+
+/// The table `<table_name>.<name>` derived from `base`: a ref or another state of it, or a
+/// metadata table (see the module docs). `Ok(None)` when `name` is no derived name. The one place
+/// such names are read.
 pub(crate) fn derived_table(
     table_name: &str,
     base: &Arc<dyn TableProvider>,
     name: &str,
 ) -> DFResult<Option<Arc<dyn TableProvider>>> {
+    if let Some(kind) = MetadataTableKind::parse(name) {
+        return metadata_table(table_name, base, kind).map(Some);
+    }
     let Some(derived) = Derived::parse(name) else {
         return Ok(None);
     };
@@ -120,6 +134,57 @@ pub(crate) fn derived_table(
         .and_then(|selector| iceberg.at(selector))
         .map_err(|e| DataFusionError::from(e).context(format!("reading {asked}")))?;
     Ok(Some(Arc::new(at)))
+}
+
+/// What follows a table's name in one quoted identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Suffix<'a> {
+    /// `"t@<ref or snapshot id>"`.
+    At(&'a str),
+    /// `"t$<relation>"`.
+    Metadata(MetadataTableKind),
+}
+
+/// Splits `"t$<relation>"` (the last `$` followed by a relation name) or `"t@<ref>"` (the first
+/// `@`) into the base table's name and the suffix; `None` for other names.
+pub(crate) fn split_suffixed(name: &str) -> Option<(&str, Suffix<'_>)> {
+    if let Some((table, relation)) = name.rsplit_once('$')
+        && let Some(kind) = MetadataTableKind::parse(relation)
+    {
+        return Some((table, Suffix::Metadata(kind)));
+    }
+    let (table, at) = name.split_once('@')?;
+    Some((table, Suffix::At(at)))
+}
+
+/// The table a suffixed name asks for, derived from `base` (the table `table_name`).
+pub(crate) fn suffixed_table(
+    table_name: &str,
+    base: &Arc<dyn TableProvider>,
+    suffix: Suffix<'_>,
+) -> DFResult<Arc<dyn TableProvider>> {
+    match suffix {
+        Suffix::At(at) => table_at(table_name, base, at),
+        Suffix::Metadata(kind) => metadata_table(table_name, base, kind),
+    }
+}
+
+/// The metadata table `kind` of `base`: per-snapshot relations at `base`'s state, the others
+/// of the whole table.
+pub(crate) fn metadata_table(
+    table_name: &str,
+    base: &Arc<dyn TableProvider>,
+    kind: MetadataTableKind,
+) -> DFResult<Arc<dyn TableProvider>> {
+    let asked = format!("{table_name}${kind}");
+    let iceberg = iceberg(base, &asked, table_name)?;
+    let selector = match kind.per_snapshot() {
+        true => iceberg.selector().clone(),
+        false => SnapshotSelector::Current,
+    };
+    let table = IcebergMetadataTable::try_new(iceberg.table().clone(), kind, selector)
+        .map_err(|e| DataFusionError::from(e).context(format!("reading {asked}")))?;
+    Ok(Arc::new(table))
 }
 
 /// The table `"<table_name>@<suffix>"`: `base` at the ref (or snapshot id) `suffix`.
@@ -144,7 +209,10 @@ fn iceberg<'a>(
 ) -> DFResult<&'a IcebergTableProvider> {
     match base.downcast_ref::<IcebergTableProvider>() {
         Some(iceberg) => Ok(iceberg),
-        None => plan_err!("{asked} names a state of an Iceberg table, and {table_name} is not one"),
+        None => plan_err!(
+            "{asked} names a state or a metadata table of an Iceberg table, and {table_name} is \
+             not one"
+        ),
     }
 }
 
@@ -198,7 +266,8 @@ impl CatalogProvider for RefsCatalog {
     }
 }
 
-/// A schema that answers as `inner` does, and also serves `"t@<ref>"` for its tables `t`.
+/// A schema that answers as `inner` does, and also serves `"t@<ref>"` and `"t$<relation>"` for
+/// its tables `t` (and `"t@<ref>$<relation>"`).
 #[derive(Debug)]
 pub(crate) struct RefsSchema {
     inner: Arc<dyn SchemaProvider>,
@@ -229,11 +298,12 @@ impl SchemaProvider for RefsSchema {
         if let Some(table) = self.inner.table(name).await? {
             return Ok(Some(table));
         }
-        let Some((table_name, suffix)) = name.split_once('@') else {
+        let Some((table_name, suffix)) = split_suffixed(name) else {
             return Ok(None);
         };
-        match self.inner.table(table_name).await? {
-            Some(base) => table_at(table_name, &base, suffix).map(Some),
+        // `self`, not `inner`: the base of `"t@v1$files"` is `"t@v1"`.
+        match self.table(table_name).await? {
+            Some(base) => suffixed_table(table_name, &base, suffix).map(Some),
             None => Ok(None),
         }
     }
@@ -263,7 +333,7 @@ impl SchemaProvider for RefsSchema {
 }
 
 /// The states of one table as a schema: its tables are `branch_<b>`, `tag_<g>`,
-/// `snapshot_id_<id>` and `at_timestamp_<ms>`, derived from the table `table` of `base`, which
+/// `snapshot_id_<id>`, `at_timestamp_<ms>` and the metadata tables (`snapshots`, ...), derived from the table `table` of `base`, which
 /// is looked up afresh on every call.
 ///
 /// `table_names` is empty: listing refs would mean loading the table in a synchronous call.
@@ -289,7 +359,7 @@ impl SchemaProvider for TableRefsSchema {
     }
 
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        if Derived::parse(name).is_none() {
+        if !is_derived(name) {
             return Ok(None);
         }
         match self.base.table(&self.table).await? {
@@ -299,7 +369,7 @@ impl SchemaProvider for TableRefsSchema {
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        Derived::parse(name).is_some() && self.base.table_exist(&self.table)
+        is_derived(name) && self.base.table_exist(&self.table)
     }
 }
 

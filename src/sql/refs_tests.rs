@@ -93,7 +93,7 @@ async fn ref_errors_name_the_table_and_the_ref() {
         ("refs.at_timestamp_0", vec!["refs.at_timestamp_0"]),
         ("plain.branch_main", vec!["plain is not one"]),
         (r#""plain@main""#, vec!["plain is not one"]),
-        ("refs.history", vec!["refs.history", "not found"]),
+        ("refs.nonsense", vec!["refs.nonsense", "not found"]),
         ("ghost.branch_main", vec!["ghost"]),
         (r#""ghost@main""#, vec!["ghost@main", "not found"]),
     ];

@@ -10,6 +10,9 @@
 //! | `VERSION AS OF` | an integer | that snapshot |
 //! | `VERSION AS OF` | a string | that branch or tag (`main`: the current snapshot); a string of digits that names no ref is a snapshot id |
 //!
+//! The clauses also apply to the per-snapshot metadata tables (`"t$files" VERSION AS OF 5`):
+//! `manifests`, `entries`, `files`, `data_files`, `delete_files` and `partitions`.
+//!
 //! Timestamps without a time zone (`TIMESTAMP '2024-01-01 10:00:00'`, strings without an offset)
 //! are UTC.
 
@@ -34,9 +37,11 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::refs::selector_for_name;
+use crate::error::Error;
+use crate::metadata_tables::IcebergMetadataTable;
 use crate::provider::IcebergTableProvider;
-use crate::spec::SnapshotSelector;
 use crate::spec::selection::{format_timestamp_ms, parse_timestamp_ms};
+use crate::spec::{SnapshotSelector, TableMetadata};
 
 /// Plans table factors with a version clause over Iceberg tables (see the module docs);
 /// registered by [`crate::sql::register`].
@@ -87,32 +92,39 @@ fn plan_versioned(
         .context_provider()
         .get_table_source(table_ref.clone())?;
     let provider = source_as_provider(&source).ok();
-    let Some(iceberg) = provider
+    let Some(at) = provider
         .as_deref()
-        .and_then(|p| p.downcast_ref::<IcebergTableProvider>())
+        .map(|p| at_state(p, &asked, &table_ref))
+        .transpose()?
+        .flatten()
     else {
-        return plan_err!("{asked} needs an Iceberg table, and {table_ref} is not one");
+        return plan_err!(
+            "{asked} needs an Iceberg table or one of its metadata tables, and {table_ref} is \
+             neither"
+        );
     };
-    let at = at_state(iceberg, &asked, &table_ref)?;
     let plan = LogicalPlanBuilder::scan(table_ref, provider_as_source(at), None)?.build()?;
     Ok(PlannedRelation::new(plan, alias))
 }
 
-/// `iceberg` at the state `asked` names; errors say which table and what was asked.
+/// `provider` (an Iceberg table, or a per-snapshot metadata table) at the state `asked` names;
+/// `None` for other providers. Errors say which table and what was asked.
 fn at_state(
-    iceberg: &IcebergTableProvider,
+    provider: &dyn TableProvider,
     asked: &AsOf,
     table_ref: &TableReference,
-) -> DFResult<Arc<dyn TableProvider>> {
-    let selector = match asked {
-        AsOf::Timestamp(ms) => SnapshotSelector::AsOfTimestamp(*ms),
-        AsOf::SnapshotId(id) => SnapshotSelector::SnapshotId(*id),
-        AsOf::Name(name) => selector_for_name(iceberg.table().metadata(), name),
-    };
-    let at = iceberg
-        .at(selector)
-        .map_err(|e| DataFusionError::from(e).context(format!("reading {table_ref} {asked}")))?;
-    Ok(Arc::new(at))
+) -> DFResult<Option<Arc<dyn TableProvider>>> {
+    let context =
+        |e: Error| DataFusionError::from(e).context(format!("reading {table_ref} {asked}"));
+    if let Some(iceberg) = provider.downcast_ref::<IcebergTableProvider>() {
+        let selector = asked.selector(iceberg.table().metadata());
+        return Ok(Some(Arc::new(iceberg.at(selector).map_err(context)?)));
+    }
+    if let Some(relation) = provider.downcast_ref::<IcebergMetadataTable>() {
+        let selector = asked.selector(relation.table().metadata());
+        return Ok(Some(Arc::new(relation.at(selector).map_err(context)?)));
+    }
+    Ok(None)
 }
 
 /// What a version clause asks for, evaluated.
@@ -137,6 +149,15 @@ impl fmt::Display for AsOf {
 }
 
 impl AsOf {
+    /// The state asked for in a table with `metadata` (names: see [`selector_for_name`]).
+    fn selector(&self, metadata: &TableMetadata) -> SnapshotSelector {
+        match self {
+            Self::Timestamp(ms) => SnapshotSelector::AsOfTimestamp(*ms),
+            Self::SnapshotId(id) => SnapshotSelector::SnapshotId(*id),
+            Self::Name(name) => selector_for_name(metadata, name),
+        }
+    }
+
     fn from_clause(
         version: TableVersion,
         context: &mut dyn RelationPlannerContext,
