@@ -17,19 +17,36 @@ use crate::table::Table;
 
 const WRITTEN_AT: &str = "file:///data/lake/wh1";
 
+/// The PyIceberg warehouse: the in-repo one, or `$ICEFLOE_ORACLE_WAREHOUSE` (for a manual run
+/// over another `wh1`, such as the full set in `../shared/fixtures/pyiceberg/wh1`).
 fn warehouse() -> String {
-    format!(
-        "{}/tests/fixtures/pyiceberg/wh1",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    std::env::var("ICEFLOE_ORACLE_WAREHOUSE").unwrap_or_else(|_| {
+        format!(
+            "{}/tests/fixtures/pyiceberg/wh1",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    })
 }
 
-async fn load(name: &str) -> Table {
+/// A table by identifier (`db.orders`).
+async fn load(identifier: &str) -> Table {
     let relocation = Relocation::new().with_rule(WRITTEN_AT, warehouse());
     let io = FileIO::new(Arc::new(RuntimeEnv::default()), relocation);
-    Table::load(io, &format!("{}/db/{name}", warehouse()))
-        .await
+    let location = format!("{}/{}", warehouse(), identifier.replace('.', "/"));
+    Table::load(io, &location).await.unwrap()
+}
+
+/// The identifiers of every table with an oracle file.
+fn oracle_tables() -> Vec<String> {
+    let dir = format!("{}/oracle", warehouse());
+    let mut tables: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter_map(|name| name.strip_suffix(".json").map(str::to_string))
+        .filter(|name| name != "summary")
+        .collect();
+    tables.sort();
+    tables
 }
 
 async fn batches_at(
@@ -71,7 +88,7 @@ async fn rows(table: &str, kind: K) -> Vec<Value> {
 
 /// The oracle's rows of a relation, paths as written (`{warehouse}` is the writer's root).
 fn oracle(table: &str, relation: &str) -> Value {
-    let path = format!("{}/oracle/db.{table}.json", warehouse());
+    let path = format!("{}/oracle/{table}.json", warehouse());
     let text = std::fs::read_to_string(path)
         .unwrap()
         .replace("{warehouse}", WRITTEN_AT);
@@ -106,12 +123,48 @@ fn sorted(rows: &[Value]) -> Vec<String> {
     keys
 }
 
+/// Tables where PyIceberg's answer is not the one icefloe gives on purpose; their rows are
+/// compared without the `partition` column.
+const PYICEBERG_QUIRKS: [(&str, &str); 1] = [(
+    "db.part_evo_v1",
+    "a v1 spec's dropped field turns void, and PyIceberg types the unified partition field as \
+     the void field's source type (timestamptz), showing day ordinals as microseconds; icefloe \
+     keeps the day transform's type (date)",
+)];
+
+fn without_partition(row: &Value) -> Value {
+    let mut row = row.clone();
+    if let Some(o) = row.as_object_mut() {
+        o.remove("partition");
+        if let Some(d) = o.get_mut("data_file").and_then(Value::as_object_mut) {
+            d.remove("partition");
+        }
+    }
+    row
+}
+
+/// Compares a relation with the oracle's rows; where PyIceberg failed (`{"error": ..}`) or has
+/// no answer, icefloe must still answer.
 async fn assert_matches_oracle(table: &str, kind: K, relation: &str) {
     let expected = oracle(table, relation);
-    let expected = expected
-        .as_array()
-        .unwrap_or_else(|| panic!("{table}.{relation}: {expected}"));
     let actual = rows(table, kind).await;
+    let Some(expected) = expected.as_array() else {
+        return;
+    };
+    let quirk = PYICEBERG_QUIRKS.iter().any(|(t, _)| *t == table);
+    let strip = |rows: &[Value]| -> Vec<Value> {
+        rows.iter()
+            .map(|r| {
+                if quirk {
+                    without_partition(r)
+                } else {
+                    r.clone()
+                }
+            })
+            .collect()
+    };
+    let (actual, expected) = (strip(&actual), strip(expected));
+    let expected = &expected;
     assert_eq!(actual.len(), expected.len(), "{table}.{relation} row count");
     let (actual, expected) = (sorted(&actual), sorted(expected));
     for (a, e) in actual.iter().zip(&expected) {
@@ -119,70 +172,54 @@ async fn assert_matches_oracle(table: &str, kind: K, relation: &str) {
     }
 }
 
-const TABLES: [&str; 7] = [
-    "orders",
-    "refs",
-    "part_evo",
-    "nested",
-    "schema_evo",
-    "emptied",
-    "added_files",
-];
-
 #[tokio::test]
 async fn files_match_pyiceberg() {
-    for table in TABLES {
-        assert_matches_oracle(table, K::Files, "files").await;
+    for table in oracle_tables() {
+        assert_matches_oracle(&table, K::Files, "files").await;
     }
 }
 
 #[tokio::test]
 async fn entries_match_pyiceberg() {
-    for table in TABLES {
-        assert_matches_oracle(table, K::Entries, "entries").await;
+    for table in oracle_tables() {
+        assert_matches_oracle(&table, K::Entries, "entries").await;
     }
 }
 
 #[tokio::test]
 async fn all_files_match_pyiceberg() {
-    for table in TABLES {
-        assert_matches_oracle(table, K::AllFiles, "all_files").await;
-        assert_matches_oracle(table, K::AllDataFiles, "all_data_files").await;
-        assert_matches_oracle(table, K::AllDeleteFiles, "all_delete_files").await;
+    for table in oracle_tables() {
+        assert_matches_oracle(&table, K::AllFiles, "all_files").await;
+        assert_matches_oracle(&table, K::AllDataFiles, "all_data_files").await;
+        assert_matches_oracle(&table, K::AllDeleteFiles, "all_delete_files").await;
     }
 }
 
 #[tokio::test]
 async fn partitions_match_pyiceberg() {
-    let partitioned = [
-        "part_bucket_uuid",
-        "part_identity_bool",
-        "part_truncate_string",
-        "unpartitioned",
-    ];
-    for table in TABLES.iter().chain(&partitioned) {
-        assert_matches_oracle(table, K::Partitions, "partitions").await;
+    for table in oracle_tables() {
+        assert_matches_oracle(&table, K::Partitions, "partitions").await;
     }
 }
 
 #[tokio::test]
 async fn data_and_delete_files_split_files_by_content() {
-    let files = rows("orders", K::Files).await;
-    assert_eq!(rows("orders", K::DataFiles).await, files);
-    assert!(rows("orders", K::DeleteFiles).await.is_empty());
+    let files = rows("db.orders", K::Files).await;
+    assert_eq!(rows("db.orders", K::DataFiles).await, files);
+    assert!(rows("db.orders", K::DeleteFiles).await.is_empty());
 }
 
 #[tokio::test]
 async fn uuid_tables_read_where_pyiceberg_fails() {
     // PyIceberg cannot build an Arrow uuid column here; icefloe lists the files.
-    let expected = oracle("part_bucket_uuid", "partitions");
+    let expected = oracle("db.part_bucket_uuid", "partitions");
     let file_count: i64 = expected
         .as_array()
         .unwrap()
         .iter()
         .map(|p| p["file_count"].as_i64().unwrap())
         .sum();
-    let files = rows("part_bucket_uuid", K::Files).await;
+    let files = rows("db.part_bucket_uuid", K::Files).await;
     assert_eq!(i64::try_from(files.len()).unwrap(), file_count);
     assert!(
         files
@@ -193,7 +230,7 @@ async fn uuid_tables_read_where_pyiceberg_fails() {
 
 #[tokio::test]
 async fn all_entries_cover_every_manifest_once() {
-    let table = load("part_evo").await;
+    let table = load("db.part_evo").await;
     let all = json::rows(&batches_at(&table, K::AllEntries, None, None).await);
     let current = json::rows(&batches_at(&table, K::Entries, None, None).await);
     let all_keys = sorted(&all);
@@ -204,13 +241,13 @@ async fn all_entries_cover_every_manifest_once() {
     let live = all.iter().filter(|r| r["status"] != 2).count();
     assert_eq!(
         live,
-        oracle("part_evo", "all_files").as_array().unwrap().len()
+        oracle("db.part_evo", "all_files").as_array().unwrap().len()
     );
 }
 
 #[tokio::test]
 async fn entries_at_an_older_snapshot() {
-    let table = load("orders").await;
+    let table = load("db.orders").await;
     let first = table.metadata().snapshots[0].snapshot_id;
     let rows = json::rows(&batches_at(&table, K::Entries, Some(first), None).await);
     assert_eq!(rows.len(), 1);
@@ -219,7 +256,7 @@ async fn entries_at_an_older_snapshot() {
 
 #[tokio::test]
 async fn limit_stops_reading_manifests() {
-    let table = load("part_evo").await;
+    let table = load("db.part_evo").await;
     let batches = batches_at(&table, K::Files, None, Some(1)).await;
     let read: usize = batches.iter().map(RecordBatch::num_rows).sum();
     assert!((1..36).contains(&read), "{read} rows read for LIMIT 1");
@@ -227,7 +264,7 @@ async fn limit_stops_reading_manifests() {
 
 #[tokio::test]
 async fn a_table_without_snapshots_has_no_rows() {
-    let table = load("empty").await;
+    let table = load("db.empty").await;
     for kind in [
         K::Entries,
         K::AllEntries,
@@ -242,7 +279,7 @@ async fn a_table_without_snapshots_has_no_rows() {
 
 #[tokio::test]
 async fn partition_struct_unifies_specs_by_field_id() {
-    let table = load("part_evo").await;
+    let table = load("db.part_evo").await;
     let schema = super::super::file_level_schema(
         K::Files,
         table.metadata(),

@@ -14,7 +14,7 @@ use datafusion::common::ScalarValue;
 use super::arrow_error;
 use crate::error::Result;
 use crate::scan::partition_type;
-use crate::spec::{Literal, PrimitiveType, TableMetadata};
+use crate::spec::{Literal, PrimitiveType, TableMetadata, Transform};
 use crate::to_arrow::{literal_to_scalar, primitive_to_arrow};
 
 /// The unified partition struct of a table.
@@ -30,28 +30,34 @@ pub(crate) struct UnifiedPartition {
 
 impl UnifiedPartition {
     /// Every partition field of every spec, ordered where its id is first seen (specs in
-    /// metadata order); a field id seen again takes the later spec's name and type.
+    /// metadata order); a field id seen again takes the later spec's name and type, except
+    /// that a `void` field (a v1 spec's dropped field) keeps the type its values were written
+    /// with. PyIceberg takes the void field's type (the source column's) there and shows the
+    /// transformed values reinterpreted in it (days as microseconds).
     pub(crate) fn new(metadata: &TableMetadata) -> Result<Self> {
         let mut unified: Vec<(i32, String, PrimitiveType)> = Vec::new();
         let mut positions = HashMap::new();
         for spec in &metadata.partition_specs {
             let spec_type = partition_type(metadata, spec)?;
             let mut spec_positions = Vec::with_capacity(spec_type.fields.len());
-            for field in &spec_type.fields {
+            for (field, spec_field) in spec_type.fields.iter().zip(&spec.fields) {
                 let ty = field
                     .field_type
                     .as_primitive()
                     .cloned()
                     .unwrap_or(PrimitiveType::Binary);
-                let entry = (field.id, field.name.clone(), ty);
+                let void = spec_field.transform == Transform::Void;
                 match unified.iter().position(|(id, ..)| *id == field.id) {
                     Some(at) => {
-                        unified[at] = entry;
+                        unified[at].1 = field.name.clone();
+                        if !void {
+                            unified[at].2 = ty;
+                        }
                         spec_positions.push(at);
                     }
                     None => {
                         spec_positions.push(unified.len());
-                        unified.push(entry);
+                        unified.push((field.id, field.name.clone(), ty));
                     }
                 }
             }
