@@ -240,3 +240,24 @@ async fn scans_project_and_limit() {
     let count = batches[0].column(0).as_primitive::<Int64Type>().value(0);
     assert_eq!(count, 1);
 }
+
+#[tokio::test]
+async fn every_relation_scans_through_sql() {
+    let ctx = SessionContext::new();
+    for kind in MetadataTableKind::ALL {
+        let relation =
+            IcebergMetadataTable::try_new(table("orders").await, kind, Default::default());
+        let relation = Arc::new(relation.unwrap());
+        let fields: Vec<String> = relation
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert!(!fields.is_empty(), "{kind}");
+        let batches = ctx.read_table(relation).unwrap().collect().await.unwrap();
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        // db.orders has no delete files.
+        assert_eq!(rows > 0, !kind.name().ends_with("delete_files"), "{kind}");
+    }
+}

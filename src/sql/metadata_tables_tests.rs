@@ -47,8 +47,8 @@ async fn version_clauses_apply_to_per_snapshot_relations() {
         let query = format!("{COUNT} {name}");
         assert_eq!(row(&ctx, &query).await.unwrap(), [expected], "{query}");
     }
-    let query = format!(r#"SELECT added_snapshot_id FROM "refs$manifests" VERSION AS OF 'v1'"#);
-    assert_eq!(row(&ctx, &query).await.unwrap(), [REFS_V1]);
+    let query = r#"SELECT added_snapshot_id FROM "refs$manifests" VERSION AS OF 'v1'"#;
+    assert_eq!(row(&ctx, query).await.unwrap(), [REFS_V1]);
 }
 
 #[tokio::test]
