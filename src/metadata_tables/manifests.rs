@@ -17,7 +17,9 @@ use datafusion::arrow::buffer::OffsetBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use futures::{StreamExt, TryStreamExt};
 
+use super::ScanRequest;
 use super::arrow_util::{arrow_error, batch};
+use super::pushdown::int64_values;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::scan::{partition_type, read_manifest_list};
@@ -83,20 +85,27 @@ pub(super) async fn manifests(table: &Table, snapshot: Option<&Snapshot>) -> Res
 }
 
 /// Every snapshot's manifests, snapshots in metadata order. Manifest lists are read
-/// concurrently, each once; with a `limit` no more lists are read once it is reached.
-pub(super) async fn all_manifests(table: &Table, limit: Option<usize>) -> Result<RecordBatch> {
+/// concurrently, each once; filters pinning `reference_snapshot_id` (`=`, `IN`) skip the other
+/// snapshots' lists, and with a `limit` no more lists are read once it is reached.
+pub(super) async fn all_manifests(table: &Table, request: ScanRequest<'_>) -> Result<RecordBatch> {
     let metadata = table.metadata();
     let io = table.io();
+    let wanted = int64_values(request.filters, "reference_snapshot_id");
     let reads: Vec<_> = metadata
         .snapshots
         .iter()
+        .filter(|s| {
+            wanted
+                .as_ref()
+                .is_none_or(|ids| ids.contains(&s.snapshot_id))
+        })
         .map(|snapshot| listed(io, metadata, snapshot))
         .collect();
     let mut lists = futures::stream::iter(reads).buffered(CONCURRENT_READS);
     let mut rows = Vec::new();
     while let Some((reference, listed)) = lists.try_next().await? {
         rows.extend(listed.into_iter().map(|m| (reference, m)));
-        if limit.is_some_and(|limit| rows.len() >= limit) {
+        if request.limit.is_some_and(|limit| rows.len() >= limit) {
             break;
         }
     }

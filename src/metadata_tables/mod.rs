@@ -14,6 +14,7 @@ mod manifests;
 mod metadata_log;
 mod partitions;
 mod provider;
+mod pushdown;
 mod refs;
 mod snapshots;
 

@@ -125,20 +125,20 @@ impl IcebergMetadataTable {
         let table = &self.table;
         let metadata = table.metadata();
         let resolved = metadata.resolve(&self.selector)?;
+        let request = ScanRequest { filters, limit };
         let batch = match self.kind {
             K::Snapshots => snapshots::snapshots(metadata)?,
             K::History => snapshots::history(metadata)?,
             K::MetadataLogEntries => metadata_log::batches(table)?,
             K::Refs => refs::batches(metadata)?,
             K::Manifests => manifests::manifests(table, resolved.snapshot).await?,
-            K::AllManifests => manifests::all_manifests(table, limit).await?,
+            K::AllManifests => manifests::all_manifests(table, request).await?,
             kind => {
                 let ctx = MetadataContext {
                     table,
                     snapshot: resolved.snapshot,
                     schema: resolved.schema,
                 };
-                let request = ScanRequest { filters, limit };
                 return file_level_batches(kind, ctx, request).await;
             }
         };
