@@ -9,6 +9,7 @@ use datafusion::arrow::array::{ArrayRef, Int8Array, Int64Array, RecordBatch, Str
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
 
 use super::files::data_file_columns::{self, FileRow, Layout};
+use super::files::entry_filter::{EntryFilter, FilterColumn};
 use super::files::file_rows::{self, EntryRow, ReadPlan, Scope};
 use super::files::partition_struct::UnifiedPartition;
 use super::files::{arrow_error, readable_metrics};
@@ -55,15 +56,16 @@ pub(crate) async fn batches(
         MetadataTableKind::AllEntries => Scope::AllSnapshots,
         _ => Scope::Selected,
     };
+    let filter = EntryFilter::new(
+        request.filters,
+        &[FilterColumn::Status, FilterColumn::SnapshotId],
+    );
     let plan = ReadPlan {
         scope,
         content: None,
         keep_deleted: true,
-        limit: request
-            .filters
-            .is_empty()
-            .then_some(request.limit)
-            .flatten(),
+        filter: &filter,
+        limit: request.limit,
     };
     let rows = file_rows::read_entries(&ctx, plan).await?;
     let metadata = ctx.table.metadata();

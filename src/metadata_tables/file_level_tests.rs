@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::logical_expr::{Expr, col, lit};
 use serde_json::Value;
 
 use super::super::{MetadataContext, MetadataTableKind as K, ScanRequest, file_level_batches};
+use super::entry_filter::{EntryFilter, FilterColumn};
 use crate::io::{FileIO, Relocation};
 use crate::table::Table;
 
@@ -292,4 +294,69 @@ async fn partition_struct_unifies_specs_by_field_id() {
     };
     let names: Vec<_> = fields.iter().map(|f| f.name().as_str()).collect();
     assert_eq!(names, ["ts_day", "region", "id_bucket"]);
+}
+
+async fn filtered(table: &str, kind: K, filters: &[Expr], limit: Option<usize>) -> Vec<Value> {
+    let table = load(table).await;
+    let metadata = table.metadata();
+    let ctx = MetadataContext {
+        table: &table,
+        snapshot: metadata.current_snapshot(),
+        schema: metadata.current_schema(),
+    };
+    let request = ScanRequest { filters, limit };
+    json::rows(&file_level_batches(kind, ctx, request).await.unwrap())
+}
+
+#[tokio::test]
+async fn pushed_filters_drop_rows_exactly() {
+    let none = filtered("db.orders", K::Files, &[col("content").eq(lit(1_i8))], None).await;
+    assert!(none.is_empty());
+    let path = rows("db.orders", K::Files).await[0]["file_path"].clone();
+    let by_path = col("file_path").eq(lit(path.as_str().unwrap()));
+    let one = filtered("db.orders", K::DataFiles, &[by_path], None).await;
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0]["file_path"], path);
+    // emptied: the second snapshot deleted the only file.
+    let deleted = filtered(
+        "db.emptied",
+        K::Entries,
+        &[col("status").eq(lit(2_i8))],
+        None,
+    )
+    .await;
+    assert_eq!(deleted.len(), 1);
+    let statuses = col("status").in_list(vec![lit(0_i8), lit(1_i8)], false);
+    assert!(
+        filtered("db.emptied", K::Entries, &[statuses], None)
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn unknown_filters_keep_rows_and_the_limit_waits() {
+    // `record_count > 0` is not understood here: every row stays for DataFusion to filter,
+    // and the limit cannot stop reading early.
+    let filters = [col("record_count").gt(lit(0_i64))];
+    let rows = filtered("db.part_evo", K::Files, &filters, Some(1)).await;
+    assert_eq!(rows.len(), 36);
+    let exact = [col("content").eq(lit(0_i8))];
+    let limited = filtered("db.part_evo", K::Files, &exact, Some(1)).await;
+    assert!(limited.len() < 36);
+}
+
+#[test]
+fn filters_understood_and_not() {
+    let columns = [FilterColumn::Status, FilterColumn::SnapshotId];
+    let and = col("status")
+        .eq(lit(1_i8))
+        .and(col("snapshot_id").eq(lit(7_i64)));
+    assert!(EntryFilter::new(&[and], &columns).is_exact());
+    let reversed = lit(1_i8).eq(col("status"));
+    assert!(EntryFilter::new(&[reversed], &columns).is_exact());
+    let other_column = col("file_path").eq(lit("x"));
+    assert!(!EntryFilter::new(&[other_column], &columns).is_exact());
+    let negated = col("status").in_list(vec![lit(1_i8)], true);
+    assert!(!EntryFilter::new(&[negated], &columns).is_exact());
 }

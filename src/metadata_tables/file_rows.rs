@@ -8,6 +8,7 @@ use std::sync::Arc;
 use futures::{StreamExt, TryStreamExt, stream};
 
 use super::super::MetadataContext;
+use super::entry_filter::EntryFilter;
 use crate::error::Result;
 use crate::scan::{read_manifest, read_manifest_list};
 use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Snapshot};
@@ -36,14 +37,17 @@ pub(crate) enum Scope {
 /// What to read: the scope, which manifests (by content) and entries to keep, and how many
 /// rows are enough.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ReadPlan {
+pub(crate) struct ReadPlan<'a> {
     /// The snapshots whose manifests are read.
     pub(crate) scope: Scope,
     /// Only manifests of this content (`None`: both).
     pub(crate) content: Option<ManifestContent>,
     /// Whether DELETED entries are kept.
     pub(crate) keep_deleted: bool,
-    /// Stop reading manifests once this many rows were kept.
+    /// Pushed-down filters on the entries.
+    pub(crate) filter: &'a EntryFilter,
+    /// Stop reading manifests once this many rows were kept (applied only when the filter
+    /// is exact).
     pub(crate) limit: Option<usize>,
 }
 
@@ -78,14 +82,14 @@ pub(crate) async fn manifests(
 /// The entries of the plan's manifests, in manifest order then file order.
 pub(crate) async fn read_entries(
     ctx: &MetadataContext<'_>,
-    plan: ReadPlan,
+    plan: ReadPlan<'_>,
 ) -> Result<Vec<EntryRow>> {
     let io = ctx.table.io();
     let metadata = ctx.table.metadata();
     let manifests: Vec<ManifestFile> = manifests(ctx, plan.scope)
         .await?
         .into_iter()
-        .filter(|m| plan.content.is_none_or(|c| c == m.content))
+        .filter(|m| plan.content.is_none_or(|c| c == m.content) && plan.filter.may_contain(m))
         .collect();
     let mut decoded = stream::iter(manifests)
         .map(|m| {
@@ -101,10 +105,10 @@ pub(crate) async fn read_entries(
         let kept = manifest
             .entries
             .into_iter()
-            .filter(|e| plan.keep_deleted || e.is_alive())
+            .filter(|e| (plan.keep_deleted || e.is_alive()) && plan.filter.keeps(e))
             .map(|entry| EntryRow { spec_id, entry });
         rows.extend(kept);
-        if plan.limit.is_some_and(|n| rows.len() >= n) {
+        if plan.filter.is_exact() && plan.limit.is_some_and(|n| rows.len() >= n) {
             break;
         }
     }

@@ -5,6 +5,8 @@
 
 #[path = "data_file_columns.rs"]
 pub(super) mod data_file_columns;
+#[path = "entry_filter.rs"]
+pub(super) mod entry_filter;
 #[path = "file_rows.rs"]
 pub(super) mod file_rows;
 #[path = "partition_struct.rs"]
@@ -26,6 +28,7 @@ use super::{MetadataContext, MetadataTableKind, ScanRequest};
 use crate::error::{Error, Result};
 use crate::spec::{DataContentType, ManifestContent, Schema, TableMetadata};
 use data_file_columns::{FileRow, Layout};
+use entry_filter::{EntryFilter, FilterColumn};
 use file_rows::{ReadPlan, Scope};
 use partition_struct::UnifiedPartition;
 
@@ -61,15 +64,16 @@ pub(crate) async fn batches(
         K::DeleteFiles | K::AllDeleteFiles => Some(ManifestContent::Deletes),
         _ => None,
     };
+    let filter = EntryFilter::new(
+        request.filters,
+        &[FilterColumn::Content, FilterColumn::FilePath],
+    );
     let plan = ReadPlan {
         scope,
         content,
         keep_deleted: false,
-        limit: request
-            .filters
-            .is_empty()
-            .then_some(request.limit)
-            .flatten(),
+        filter: &filter,
+        limit: request.limit,
     };
     let rows = file_rows::read_entries(&ctx, plan).await?;
     let files: Vec<FileRow<'_>> = rows

@@ -13,6 +13,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 
 use super::files::arrow_error;
+use super::files::entry_filter::EntryFilter;
 use super::files::file_rows::{self, EntryRow, ReadPlan, Scope};
 use super::files::partition_struct::UnifiedPartition;
 use super::{MetadataContext, ScanRequest};
@@ -119,6 +120,7 @@ pub(crate) async fn batches(
         scope: Scope::Selected,
         content: None,
         keep_deleted: false,
+        filter: &EntryFilter::default(),
         limit: None,
     };
     let entries = file_rows::read_entries(&ctx, plan).await?;
