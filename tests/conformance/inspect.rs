@@ -8,7 +8,6 @@
 //! oracle's per-snapshot file lists and `all_manifests`, the other names of a relation
 //! (`db.t.files`, the table function) and the errors.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use datafusion::prelude::SessionContext;
@@ -16,6 +15,7 @@ use icefloe::Relocation;
 use serde_json::Value;
 
 use crate::inspect_compare::{self, Actual};
+use crate::inspect_quirks::OracleQuirks;
 use crate::inspect_travel;
 use crate::pyiceberg::{WRITTEN_AT, oracle_files, qualified_name};
 use crate::support::{self, FixtureRoot, Report, error_chain, isolated};
@@ -23,23 +23,7 @@ use crate::support::{self, FixtureRoot, Report, error_chain, isolated};
 /// Relations not implemented yet: their oracle comparisons are left out of the default run and
 /// listed in its summary (`ICEFLOE_CHECK_PENDING_RELATIONS=1` checks them anyway). Empty this
 /// as the relations land.
-pub const PENDING_RELATIONS: &[&str] = &[
-    "snapshots",
-    "history",
-    "metadata_log_entries",
-    "refs",
-    "manifests",
-    "all_manifests",
-    "entries",
-    "all_entries",
-    "files",
-    "data_files",
-    "delete_files",
-    "all_files",
-    "all_data_files",
-    "all_delete_files",
-    "partitions",
-];
+pub const PENDING_RELATIONS: &[&str] = &[];
 
 /// Set to any value to check the `PENDING_RELATIONS` too.
 const CHECK_PENDING_VAR: &str = "ICEFLOE_CHECK_PENDING_RELATIONS";
@@ -109,59 +93,18 @@ impl InspectTable {
             }
             other => return Some(Err(format!("unexpected oracle entry {other}"))),
         };
-        let direct = self.direct_manifest_bounds();
+        let quirks = OracleQuirks::new(&self.oracle, &self.warehouse);
         let rows = rows
             .iter()
             .filter(|row| match content {
                 Some(keep) => row["content"].as_i64().is_some_and(keep),
                 None => true,
             })
-            .map(|row| restore_empty_bounds(row.clone(), &direct))
+            .map(|row| quirks.correct(row.clone()))
             .map(|row| inspect_compare::substitute_warehouse(&row, WRITTEN_AT))
             .collect();
         Some(Ok(rows))
     }
-
-    /// Manifest path -> `[lower_bound, upper_bound]` per partition field, as the oracle read
-    /// them straight from the current snapshot's manifests (`snapshots[].manifests`).
-    fn direct_manifest_bounds(&self) -> HashMap<String, Vec<[Value; 2]>> {
-        let snapshots = self.oracle["snapshots"].as_array().into_iter().flatten();
-        snapshots
-            .flat_map(|s| s["manifests"].as_array().into_iter().flatten())
-            .filter_map(|m| {
-                let bounds = m["partitions"].as_array()?;
-                let bounds = bounds
-                    .iter()
-                    .map(|b| [b["lower_bound"].clone(), b["upper_bound"].clone()])
-                    .collect();
-                Some((m["manifest_path"].as_str()?.to_string(), bounds))
-            })
-            .collect()
-    }
-}
-
-/// PyIceberg's `inspect.manifests` turns a stored empty bound (`b""`, the empty string) into
-/// null (Python truthiness), while the manifest holds `""`, as the oracle's direct read of the
-/// same manifest shows (`db.part_truncate_string`). icefloe reports what is stored: the bound
-/// is restored from the direct read, only where that read has `""` and inspect has null.
-fn restore_empty_bounds(mut row: Value, direct: &HashMap<String, Vec<[Value; 2]>>) -> Value {
-    let Some(stored) = row["path"].as_str().and_then(|p| direct.get(p)).cloned() else {
-        return row;
-    };
-    let Some(summaries) = row
-        .get_mut("partition_summaries")
-        .and_then(Value::as_array_mut)
-    else {
-        return row;
-    };
-    for (summary, bounds) in summaries.iter_mut().zip(stored) {
-        for (key, stored) in ["lower_bound", "upper_bound"].iter().zip(bounds) {
-            if summary[*key].is_null() && stored == Value::from("") {
-                summary[*key] = stored;
-            }
-        }
-    }
-    row
 }
 
 pub async fn check_all(root: &FixtureRoot) -> Report {

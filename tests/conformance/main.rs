@@ -12,6 +12,7 @@ mod harness_selftest;
 mod inspect;
 mod inspect_compare;
 mod inspect_external;
+mod inspect_quirks;
 mod inspect_travel;
 mod pyiceberg;
 mod pyiceberg_incremental;
