@@ -4,7 +4,8 @@
 //!
 //! PyIceberg lists every top-level column; a struct, list or map column has no metrics of its
 //! own (only its leaves do), so its row is all nulls, typed with the nested column's type. A
-//! bound that is empty or does not decode reads as null (PyIceberg skips empty bounds too).
+//! bound that does not decode reads as null. An empty bound is the empty string (or binary)
+//! where the type allows one; PyIceberg shows it as null (it tests the bytes for truth).
 
 use std::sync::Arc;
 
@@ -122,8 +123,7 @@ fn bounds(column: &NestedField, files: &[&DataFile]) -> Result<(ArrayRef, ArrayR
         Type::Primitive(p) => p,
     };
     let decode = |raw: Option<&Vec<u8>>| -> Option<Literal> {
-        raw.filter(|b| !b.is_empty())
-            .and_then(|b| Literal::from_bytes(ty, b).ok())
+        raw.and_then(|b| Literal::from_bytes(ty, b).ok())
     };
     let lower: Vec<_> = files
         .iter()
