@@ -3,7 +3,10 @@
 //! answers for `db.orders` (2 snapshots, one manifest and one data file each) and `db.refs`
 //! (5 snapshots; `v1` has 1 manifest, `main` 3, `dev` 4; 5 refs; 3 snapshot-log entries).
 
-use crate::sql::test_support::{ORDERS_FIRST, REFS_V1, WRITTEN_AT, error, row, session, warehouse};
+use crate::sql::test_support::{
+    ORDERS_FIRST, ORDERS_FIRST_MS, ORDERS_SECOND_MS, REFS_V1, WRITTEN_AT, error, row, session,
+    warehouse,
+};
 
 const COUNT: &str = "SELECT count(*) FROM";
 
@@ -42,6 +45,14 @@ async fn version_clauses_apply_to_per_snapshot_relations() {
         (r#""refs$manifests" VERSION AS OF 'dev'"#.to_string(), 4),
         (format!(r#""orders$files" VERSION AS OF {ORDERS_FIRST}"#), 1),
         (format!(r#"orders.files VERSION AS OF {ORDERS_FIRST}"#), 1),
+        (
+            format!(r#""orders$files" FOR SYSTEM_TIME AS OF {ORDERS_FIRST_MS}"#),
+            1,
+        ),
+        (
+            format!(r#""orders$manifests" TIMESTAMP AS OF {ORDERS_SECOND_MS}"#),
+            2,
+        ),
     ];
     for (name, expected) in cases {
         let query = format!("{COUNT} {name}");
