@@ -441,3 +441,15 @@ async fn check_external(name: &str, table: &Table) {
         assert_eq!(records, total, "{name}: files' record counts");
     }
 }
+
+#[tokio::test]
+async fn an_empty_string_bound_reads_as_the_empty_string() {
+    let files = rows("db.part_truncate_string", K::Files).await;
+    let empty = files
+        .iter()
+        .find(|f| f["partition"]["sku_trunc"] == "")
+        .unwrap();
+    assert!(empty["lower_bounds"].to_string().contains("[4,\"\"]"));
+    assert_eq!(empty["readable_metrics"]["sku"]["lower_bound"], "");
+    assert_eq!(empty["readable_metrics"]["sku"]["upper_bound"], "");
+}
