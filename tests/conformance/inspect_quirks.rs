@@ -4,8 +4,9 @@
 //! 1. **Empty partition bounds.** `inspect.manifests` / `all_manifests` turn a stored empty
 //!    bound (`b""`, the empty string) into null (Python truthiness). The manifest list stores
 //!    `""` (`db.part_truncate_string`, `db.v1_table`). Each snapshot's manifest list is read
-//!    here with apache-avro; a null bound becomes `""` only where the stored bound is present
-//!    and empty.
+//!    here with apache-avro; where the stored bound is present and empty, both PyIceberg's null
+//!    and the stored `""` are accepted (mirroring PyIceberg and reporting what is stored are
+//!    both defensible; nowhere else is either accepted in place of the other).
 //! 2. **A v1 day field that became void.** In a v1 table whose `day` partition field was later
 //!    replaced by `void` (`db.part_evo_v1`), `inspect.entries` / `all_files` type the unified
 //!    partition field from the current (void) spec and print the day ordinal as microseconds
@@ -20,6 +21,7 @@ use apache_avro::types::Value as Avro;
 use serde_json::Value;
 
 use crate::pyiceberg::WRITTEN_AT;
+use crate::render::ANY_OF;
 
 /// The corrections one table's expected rows need.
 pub struct OracleQuirks {
@@ -67,7 +69,7 @@ impl OracleQuirks {
         for (summary, empty) in summaries.into_iter().flatten().zip(stored) {
             for (key, empty) in ["lower_bound", "upper_bound"].iter().zip(empty) {
                 if *empty && summary[*key].is_null() {
-                    summary[*key] = Value::from("");
+                    summary[*key] = serde_json::json!({ ANY_OF: [null, ""] });
                 }
             }
         }

@@ -5,10 +5,14 @@
 //!   `snapshots[].delete_files`;
 //! - `"t$manifests" VERSION AS OF <id>`: the oracle's `all_manifests` rows of that snapshot
 //!   (`reference_snapshot_id = id`), without the two columns only `all_manifests` has;
+//! - `"t$partitions" VERSION AS OF <id>`: as many rows as `snapshots[].rows_per_partition`
+//!   groups, with the same total (snapshots without delete files);
+//! - `"t@<ref>$files"` for every branch and tag: the data files of the ref's snapshot;
 //! - `all_entries` holds every row of `entries`, and no fewer rows than `all_files`;
 //! - Spark's `db.t.files` and the table function give the same rows as `db."t$files"`;
 //! - errors: an unknown relation, time travel on `snapshots`.
 
+use datafusion::prelude::SessionContext;
 use serde_json::Value;
 
 use crate::inspect::{InspectTable, catalog_session, is_checked, query};
@@ -42,8 +46,17 @@ pub async fn check_table(table: &InspectTable) -> Report {
     report
 }
 
-/// The oracle's snapshots: (id, data files as `[path, record_count]`, delete file count).
-fn oracle_snapshots(table: &InspectTable) -> Vec<(i64, Vec<Value>, i64)> {
+/// One snapshot of the oracle, as the time-travel checks need it.
+struct OracleSnapshot {
+    id: i64,
+    /// Data files as `[path, record_count]`.
+    data_files: Vec<Value>,
+    delete_files: i64,
+    /// `rows_per_partition`: (groups, rows).
+    partitions: (usize, i64),
+}
+
+fn oracle_snapshots(table: &InspectTable) -> Vec<OracleSnapshot> {
     let snapshots = table.oracle["snapshots"]
         .as_array()
         .cloned()
@@ -52,7 +65,7 @@ fn oracle_snapshots(table: &InspectTable) -> Vec<(i64, Vec<Value>, i64)> {
         .iter()
         .filter_map(|s| {
             let files = s["files"].as_array()?;
-            let pairs = files
+            let data_files = files
                 .iter()
                 .map(|f| {
                     let path = f["path"].as_str().unwrap_or_default();
@@ -60,13 +73,65 @@ fn oracle_snapshots(table: &InspectTable) -> Vec<(i64, Vec<Value>, i64)> {
                     Value::from(vec![Value::from(path), f["record_count"].clone()])
                 })
                 .collect();
-            Some((
-                s["snapshot_id"].as_i64()?,
-                pairs,
-                s["delete_files"].as_i64().unwrap_or(0),
-            ))
+            let groups = s["rows_per_partition"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let rows = groups.iter().filter_map(|g| g["rows"].as_i64()).sum();
+            Some(OracleSnapshot {
+                id: s["snapshot_id"].as_i64()?,
+                data_files,
+                delete_files: s["delete_files"].as_i64().unwrap_or(0),
+                partitions: (groups.len(), rows),
+            })
         })
         .collect()
+}
+
+/// `partitions VERSION AS OF id`: as many rows as the oracle's `rows_per_partition` groups and
+/// the same total (snapshots without delete files, where live rows are the record counts).
+async fn partitions_at(
+    ctx: &SessionContext,
+    table: &InspectTable,
+    s: &OracleSnapshot,
+) -> Option<String> {
+    let (groups, rows) = s.partitions;
+    let sql = format!(
+        "SELECT count(*), coalesce(sum(record_count), 0) FROM {} VERSION AS OF {}",
+        table.relation_name("partitions"),
+        s.id
+    );
+    let expected = Value::from(vec![Value::from(groups), Value::from(rows)]);
+    match crate::support::rows(ctx, &sql, crate::render::Style::PYICEBERG).await {
+        Ok(got) if got.len() == 1 && json_equal(&expected, &Value::from(got[0].clone())) => None,
+        Ok(got) => Some(format!("{sql}: expected {expected}, got {got:?}")),
+        Err(e) => Some(format!("{sql} failed: {e}")),
+    }
+}
+
+/// `"t@<ref>$files"` for every branch and tag: the data files of the ref's snapshot.
+async fn refs_problems(
+    ctx: &SessionContext,
+    table: &InspectTable,
+    snapshots: &[OracleSnapshot],
+) -> (usize, Vec<String>) {
+    let refs = table.oracle["refs"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for (name, target) in refs {
+        let id = target["snapshot-id"].as_i64();
+        let Some(snapshot) = snapshots.iter().find(|s| Some(s.id) == id) else {
+            continue;
+        };
+        checked += 1;
+        let relation = qualified_name(&format!("{}@{name}$files", table.identifier));
+        let sql = format!("SELECT file_path, record_count FROM {relation} WHERE content = 0");
+        problems.extend(same_pairs(ctx, &sql, &snapshot.data_files).await);
+    }
+    (checked, problems)
 }
 
 async fn travel_problems(table: InspectTable) -> (usize, Vec<String>) {
@@ -78,13 +143,15 @@ async fn travel_problems(table: InspectTable) -> (usize, Vec<String>) {
     };
     let files = table.relation_name("files");
     let manifests = table.relation_name("manifests");
-    for (id, data_files, delete_files) in oracle_snapshots(&table) {
+    let snapshots = oracle_snapshots(&table);
+    for snapshot in &snapshots {
+        let (id, delete_files) = (snapshot.id, snapshot.delete_files);
         if is_checked("files") {
             checked += 1;
             let sql = format!(
                 "SELECT file_path, record_count FROM {files} VERSION AS OF {id} WHERE content = 0"
             );
-            problems.extend(same_pairs(&ctx, &sql, &data_files).await);
+            problems.extend(same_pairs(&ctx, &sql, &snapshot.data_files).await);
             let sql =
                 format!("SELECT file_path FROM {files} VERSION AS OF {id} WHERE content <> 0");
             match query(&ctx, &sql).await {
@@ -100,6 +167,15 @@ async fn travel_problems(table: InspectTable) -> (usize, Vec<String>) {
             checked += 1;
             problems.extend(manifests_at(&ctx, &table, &manifests, id).await);
         }
+        if is_checked("partitions") && delete_files == 0 {
+            checked += 1;
+            problems.extend(partitions_at(&ctx, &table, snapshot).await);
+        }
+    }
+    if is_checked("files") {
+        let (n, p) = refs_problems(&ctx, &table, &snapshots).await;
+        checked += n;
+        problems.extend(p);
     }
     if is_checked("all_entries") && is_checked("entries") {
         checked += 1;
@@ -109,11 +185,7 @@ async fn travel_problems(table: InspectTable) -> (usize, Vec<String>) {
 }
 
 /// The rows of `sql` (two columns) as a multiset equal to `expected` (`[a, b]` pairs).
-async fn same_pairs(
-    ctx: &datafusion::prelude::SessionContext,
-    sql: &str,
-    expected: &[Value],
-) -> Vec<String> {
+async fn same_pairs(ctx: &SessionContext, sql: &str, expected: &[Value]) -> Vec<String> {
     let actual = match query(ctx, sql).await {
         Ok(actual) => actual,
         Err(e) => return vec![format!("{sql} failed: {e}")],
@@ -138,7 +210,7 @@ async fn same_pairs(
 
 /// `manifests VERSION AS OF id` against the oracle's `all_manifests` rows of that snapshot.
 async fn manifests_at(
-    ctx: &datafusion::prelude::SessionContext,
+    ctx: &SessionContext,
     table: &InspectTable,
     manifests: &str,
     id: i64,
@@ -176,10 +248,7 @@ fn compare_or_count(expected: &[Value], actual: &Actual) -> Vec<String> {
 }
 
 /// Every `entries` row (status, snapshot, sequence numbers, file path) is an `all_entries` row.
-async fn all_entries_cover_entries(
-    ctx: &datafusion::prelude::SessionContext,
-    table: &InspectTable,
-) -> Vec<String> {
+async fn all_entries_cover_entries(ctx: &SessionContext, table: &InspectTable) -> Vec<String> {
     let columns = "status, snapshot_id, sequence_number, file_sequence_number, data_file.file_path";
     let entries_sql = format!("SELECT {columns} FROM {}", table.relation_name("entries"));
     let all_sql = format!(
@@ -256,10 +325,7 @@ fn other_names(table: &InspectTable, relation: &str) -> Vec<String> {
 }
 
 /// The queries that must fail: (checks, problems).
-async fn error_checks(
-    ctx: &datafusion::prelude::SessionContext,
-    table: &InspectTable,
-) -> (usize, Vec<String>) {
+async fn error_checks(ctx: &SessionContext, table: &InspectTable) -> (usize, Vec<String>) {
     let mut queries = vec![format!(
         "SELECT * FROM {}",
         table.relation_name(UNKNOWN_RELATION)
@@ -277,10 +343,7 @@ async fn error_checks(
     (queries.len(), problems)
 }
 
-async fn futures_problems(
-    ctx: &datafusion::prelude::SessionContext,
-    queries: &[String],
-) -> Vec<String> {
+async fn futures_problems(ctx: &SessionContext, queries: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     for sql in queries {
         if let Ok(actual) = query(ctx, sql).await {

@@ -19,6 +19,9 @@ use datafusion::arrow::datatypes::{
 use datafusion::arrow::record_batch::RecordBatch;
 use serde_json::{Map, Value};
 
+/// The key of an expected value that accepts any of several values (see [`json_equal`]).
+pub const ANY_OF: &str = "$any_of";
+
 /// The field metadata key that marks Arrow extension types (uuid, variant).
 const EXTENSION_NAME: &str = "ARROW:extension:name";
 
@@ -352,7 +355,13 @@ fn floats_equal(expected: Option<f64>, actual: Option<f64>) -> bool {
 /// Whether a rendered value equals the expected one. Numbers compare by value (integers
 /// exactly, others as f64); an expected number also matches a decimal string of the same value
 /// (integer sums are computed as `DECIMAL(38,0)` so that they cannot overflow).
+///
+/// An expected object `{"$any_of": [a, b, ...]}` matches any of its values (used where two
+/// answers are both defensible; see `inspect_quirks`).
 pub fn json_equal(expected: &Value, actual: &Value) -> bool {
+    if let Some(Value::Array(choices)) = expected.as_object().and_then(|o| o.get(ANY_OF)) {
+        return choices.iter().any(|choice| json_equal(choice, actual));
+    }
     match (expected, actual) {
         (Value::Number(e), Value::Number(a)) => match (e.as_i64(), a.as_i64()) {
             (Some(e), Some(a)) => e == a,
