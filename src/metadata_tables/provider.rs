@@ -66,9 +66,10 @@ impl IcebergMetadataTable {
     ) -> Result<Self> {
         if !kind.per_snapshot() && selector != SnapshotSelector::Current {
             return Err(Error::InvalidArgument(format!(
-                "the {kind} metadata table covers every snapshot and cannot be read at \
-                 {selector:?}; time travel applies to manifests, entries, files, data_files, \
-                 delete_files and partitions"
+                "the {kind} metadata table covers every snapshot and cannot be read at {}; \
+                 time travel applies to manifests, entries, files, data_files, delete_files \
+                 and partitions",
+                describe(&selector)
             )));
         }
         let metadata = table.metadata();
@@ -143,6 +144,16 @@ impl IcebergMetadataTable {
             }
         };
         Ok(vec![batch])
+    }
+}
+
+/// A selector as words, for errors.
+fn describe(selector: &SnapshotSelector) -> String {
+    match selector {
+        SnapshotSelector::Current => "the current snapshot".to_string(),
+        SnapshotSelector::SnapshotId(id) => format!("snapshot {id}"),
+        SnapshotSelector::Ref(name) => format!("ref '{name}'"),
+        SnapshotSelector::AsOfTimestamp(ms) => format!("timestamp {ms} ms"),
     }
 }
 

@@ -210,7 +210,7 @@ async fn whole_table_relations_refuse_time_travel() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("history") && err.contains("time travel"),
+        err.contains("history") && err.contains("ref 'v1'") && err.contains("time travel"),
         "{err}"
     );
     let unknown = SnapshotSelector::Ref("nope".into());
