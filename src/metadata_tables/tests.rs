@@ -234,7 +234,7 @@ async fn scans_project_and_limit() {
         .indent(true)
         .to_string();
     assert!(
-        shown.contains("DataSourceExec") && shown.contains("fetch=2"),
+        shown.contains("StreamingTableExec") && shown.contains("fetch=2"),
         "{shown}"
     );
     let batches = df.collect().await.unwrap();
@@ -340,4 +340,23 @@ async fn every_pyiceberg_table_agrees_when_the_full_fixtures_are_given() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn planning_reads_nothing_and_run_errors_name_the_relation() {
+    // Without relocation the manifest lists (under file:///data/lake/wh1) cannot be read.
+    let ctx = SessionContext::new();
+    let io = FileIO::new(ctx.runtime_env(), crate::Relocation::new());
+    let table = Table::load(io, &format!("{}/db/orders", warehouse()))
+        .await
+        .unwrap();
+    let kind = MetadataTableKind::AllManifests;
+    let relation = IcebergMetadataTable::try_new(table, kind, Default::default()).unwrap();
+    let df = ctx.read_table(Arc::new(relation)).unwrap();
+    df.clone().create_physical_plan().await.unwrap();
+    let err = df.collect().await.unwrap_err().to_string();
+    assert!(
+        err.contains("reading all_manifests of") && err.contains("snap-"),
+        "{err}"
+    );
 }
