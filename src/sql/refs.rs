@@ -19,8 +19,8 @@
 //! namespace of a catalog registered with
 //! [`register_catalog_as_default`](crate::catalog::register_catalog_as_default) (which registers
 //! one DataFusion catalog per namespace). `"<t>@<ref>"` is one quoted identifier, valid wherever
-//! the table name is: `"orders@audit"`, `db."orders@audit"`, `db."orders$files"`. SQL folds unquoted names to lower
-//! case; quote mixed-case ref names: `db.orders."branch_Dev"`.
+//! the table name is: `"orders@audit"`, `db."orders@audit"`, `db."orders$files"`. SQL folds
+//! unquoted names to lower case; quote mixed-case ref names: `db.orders."branch_Dev"`.
 
 use std::sync::Arc;
 
