@@ -4,7 +4,7 @@
 //! (paths as written in metadata: the oracle's `{warehouse}` is the written-at prefix).
 //! `data_files` and `delete_files` are checked against the oracle's `files` split by `content`.
 //!
-//! Then time travel (`inspect_travel`): `files` and `manifests` at every snapshot against the
+//! Then projections, filters and `LIMIT` (`inspect_filters`), and time travel (`inspect_travel`): `files` and `manifests` at every snapshot against the
 //! oracle's per-snapshot file lists and `all_manifests`, the other names of a relation
 //! (`db.t.files`, the table function) and the errors.
 
@@ -15,6 +15,7 @@ use icefloe::Relocation;
 use serde_json::Value;
 
 use crate::inspect_compare::{self, Actual};
+use crate::inspect_filters;
 use crate::inspect_quirks::OracleQuirks;
 use crate::inspect_travel;
 use crate::pyiceberg::{WRITTEN_AT, oracle_files, qualified_name};
@@ -189,6 +190,17 @@ async fn check_table(table: InspectTable) -> Report {
         }
     }
     report.absorb(inspect_travel::check_table(&table).await);
+    let context = format!(
+        "{} metadata table projections and filters",
+        table.identifier
+    );
+    match isolated(inspect_filters::problems(table.clone())).await {
+        Ok((checked, problems)) => {
+            report.filters += checked;
+            problems.iter().for_each(|p| report.mismatch(&context, p));
+        }
+        Err(panic) => report.mismatch(&context, panic),
+    }
     report
 }
 

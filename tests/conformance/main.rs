@@ -12,6 +12,7 @@ mod harness_selftest;
 mod inspect;
 mod inspect_compare;
 mod inspect_external;
+mod inspect_filters;
 mod inspect_quirks;
 mod inspect_travel;
 mod pyiceberg;

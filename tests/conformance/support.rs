@@ -140,7 +140,9 @@ impl Report {
             self.tolerated_errors,
             self.skipped_tables.len(),
         );
-        println!("{}: {}", self.suite, self.travel.summary());
+        if self.travel != TravelCounts::default() {
+            println!("{}: {}", self.suite, self.travel.summary());
+        }
         if self.inspect != InspectCounts::default() {
             println!("{}: {}", self.suite, self.inspect.summary());
         }
@@ -158,7 +160,7 @@ impl Report {
 }
 
 /// What the time-travel, ref and incremental checks covered.
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone, Copy, PartialEq)]
 pub struct TravelCounts {
     /// Snapshots read by `VERSION AS OF` (SQL) and `with_snapshot_id` (Rust).
     pub by_version: usize,
