@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::inspect_compare::{self, Actual};
 use crate::inspect_filters;
+use crate::inspect_options;
 use crate::inspect_quirks::OracleQuirks;
 use crate::inspect_travel;
 use crate::pyiceberg::{WRITTEN_AT, oracle_files, qualified_name};
@@ -190,6 +191,17 @@ async fn check_table(table: InspectTable) -> Report {
         }
     }
     report.absorb(inspect_travel::check_table(&table).await);
+    let context = format!(
+        "{} metadata tables by option and timestamp",
+        table.identifier
+    );
+    match isolated(inspect_options::problems(table.clone())).await {
+        Ok((checked, problems)) => {
+            report.inspect.travel += checked;
+            problems.iter().for_each(|p| report.mismatch(&context, p));
+        }
+        Err(panic) => report.mismatch(&context, panic),
+    }
     let context = format!(
         "{} metadata table projections and filters",
         table.identifier

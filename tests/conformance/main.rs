@@ -13,6 +13,7 @@ mod inspect;
 mod inspect_compare;
 mod inspect_external;
 mod inspect_filters;
+mod inspect_options;
 mod inspect_quirks;
 mod inspect_travel;
 mod pyiceberg;
