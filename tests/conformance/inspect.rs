@@ -19,6 +19,7 @@ use crate::inspect_filters;
 use crate::inspect_options;
 use crate::inspect_quirks::OracleQuirks;
 use crate::inspect_travel;
+use crate::inspect_types;
 use crate::pyiceberg::{WRITTEN_AT, oracle_files, qualified_name};
 use crate::support::{self, FixtureRoot, Report, error_chain, isolated};
 
@@ -191,6 +192,14 @@ async fn check_table(table: InspectTable) -> Report {
         }
     }
     report.absorb(inspect_travel::check_table(&table).await);
+    let context = format!("{} metadata table types", table.identifier);
+    match isolated(inspect_types::problems(table.clone())).await {
+        Ok((checked, problems)) => {
+            report.inspect.types += checked;
+            problems.iter().for_each(|p| report.mismatch(&context, p));
+        }
+        Err(panic) => report.mismatch(&context, panic),
+    }
     let context = format!(
         "{} metadata tables by option and timestamp",
         table.identifier

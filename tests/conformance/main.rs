@@ -16,6 +16,7 @@ mod inspect_filters;
 mod inspect_options;
 mod inspect_quirks;
 mod inspect_travel;
+mod inspect_types;
 mod pyiceberg;
 mod pyiceberg_incremental;
 mod pyiceberg_refs;

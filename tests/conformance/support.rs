@@ -241,6 +241,8 @@ pub struct InspectCounts {
     pub invariants: usize,
     /// Errors checked (unknown relation, time travel on a relation without snapshots).
     pub errors: usize,
+    /// Column types checked against PyIceberg's declared ones.
+    pub types: usize,
 }
 
 impl InspectCounts {
@@ -252,13 +254,15 @@ impl InspectCounts {
         self.travel += other.travel;
         self.invariants += other.invariants;
         self.errors += other.errors;
+        self.types += other.types;
     }
 
     fn summary(&self) -> String {
         format!(
             "metadata tables: {} relations compared ({} oracle rows), {} oracle entries where \
              PyIceberg failed (skipped), {} pending comparisons left out (inspect::PENDING_RELATIONS: {:?}), \
-             {} time-travel / name / table-function checks, {} invariants, {} errors checked",
+             {} time-travel / name / table-function checks, {} invariants, {} errors checked, \
+             {} column types checked",
             self.relations,
             self.rows,
             self.oracle_errors,
@@ -267,6 +271,7 @@ impl InspectCounts {
             self.travel,
             self.invariants,
             self.errors,
+            self.types,
         )
     }
 }
