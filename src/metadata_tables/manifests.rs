@@ -5,8 +5,8 @@
 //! File counts are split by the manifest's `content`: a data manifest's counts fill the
 //! `*_data_files_count` columns and 0 the `*_delete_files_count` ones, and the other way round.
 //! Partition summary bounds are rendered as text by the partition field's transform (`day`:
-//! `2024-01-01`), from the transform's result type. As in PyIceberg, an empty bound (an empty
-//! string or binary value) reads as null.
+//! `2024-01-01`), from the transform's result type. An empty stored bound (the empty string)
+//! reads as `''`, where PyIceberg 0.12 shows null (it tests the bytes for truthiness).
 
 use std::sync::Arc;
 
@@ -235,8 +235,6 @@ fn render(metadata: &TableMetadata, manifest: &ManifestFile) -> Result<Vec<Rende
         .zip(fields)
         .map(|(summary, (field, result))| {
             let human = |bytes: Option<&Vec<u8>>| -> Result<Option<String>> {
-                // An empty bound (the empty string) reads as null, as in PyIceberg.
-                let bytes = bytes.filter(|b| !b.is_empty());
                 let (Some(bytes), Type::Primitive(ty)) = (bytes, &result.field_type) else {
                     return Ok(None);
                 };
