@@ -56,9 +56,11 @@ pub(crate) async fn batches(
         MetadataTableKind::AllEntries => Scope::AllSnapshots,
         _ => Scope::Selected,
     };
+    let partition = UnifiedPartition::new(ctx.table.metadata())?;
     let filter = EntryFilter::new(
         request.filters,
         &[FilterColumn::Status, FilterColumn::SnapshotId],
+        Some((&partition, &["data_file", "partition"])),
     );
     let plan = ReadPlan {
         scope,

@@ -1,5 +1,6 @@
 //! Pushed-down filters the file-level relations apply before and while reading manifests:
-//! equality and `IN` lists on `content`, `status`, `snapshot_id` and `file_path` (ANDed).
+//! equality and `IN` lists on `content`, `status`, `snapshot_id`, `file_path` and the
+//! partition struct's fields (ANDed; see [`super::partition_filter`]).
 //! A manifest whose `content` or per-status file counts rule out every wanted entry is not
 //! read; entries that fail are dropped as they are decoded. Anything else is left to
 //! DataFusion, which re-applies every filter; [`EntryFilter::is_exact`] says whether all of
@@ -9,6 +10,8 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 
+use super::partition_filter::PartitionFilter;
+use super::partition_struct::UnifiedPartition;
 use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, ManifestStatus};
 
 /// A column a filter can be pushed to.
@@ -42,18 +45,24 @@ pub(crate) struct EntryFilter {
     status: Option<Vec<i64>>,
     snapshot_id: Option<Vec<i64>>,
     file_path: Option<Vec<String>>,
+    partition: Option<(UnifiedPartition, PartitionFilter)>,
     exact: bool,
 }
 
 impl EntryFilter {
-    /// The filter of `filters` over the relation's pushable `columns` (top-level names).
-    pub(crate) fn new(filters: &[Expr], columns: &[FilterColumn]) -> Self {
+    /// The filter of `filters` over the relation's pushable `columns` (top-level names) and,
+    /// given the relation's partition struct and its path, that struct's fields.
+    pub(crate) fn new(
+        filters: &[Expr],
+        columns: &[FilterColumn],
+        partition: Option<(&UnifiedPartition, &[&str])>,
+    ) -> Self {
         let mut filter = Self {
             exact: true,
             ..Self::default()
         };
         for expr in filters {
-            if !filter.add(expr, columns) {
+            if !filter.add(expr, columns, partition) {
                 filter.exact = false;
             }
         }
@@ -66,15 +75,28 @@ impl EntryFilter {
     }
 
     /// Adds one conjunct; false when (part of) it is not understood.
-    fn add(&mut self, expr: &Expr, columns: &[FilterColumn]) -> bool {
+    fn add(
+        &mut self,
+        expr: &Expr,
+        columns: &[FilterColumn],
+        partition: Option<(&UnifiedPartition, &[&str])>,
+    ) -> bool {
         if let Expr::BinaryExpr(BinaryExpr {
             left,
             op: Operator::And,
             right,
         }) = expr
         {
-            let left = self.add(left, columns);
-            return self.add(right, columns) && left;
+            let left = self.add(left, columns, partition);
+            return self.add(right, columns, partition) && left;
+        }
+        if let Some((unified, prefix)) = partition {
+            let (_, filter) = self
+                .partition
+                .get_or_insert_with(|| (unified.clone(), PartitionFilter::default()));
+            if filter.add(expr, prefix, unified) {
+                return true;
+            }
         }
         let Some((name, values)) = equality(expr) else {
             return false;
@@ -117,11 +139,15 @@ impl EntryFilter {
                 .iter()
                 .any(|(status, count)| allowed.contains(status) && count.is_none_or(|n| n > 0))
         });
-        content_ok && status_ok
+        let partition_ok = self
+            .partition
+            .as_ref()
+            .is_none_or(|(unified, filter)| filter.may_contain(manifest, unified));
+        content_ok && status_ok && partition_ok
     }
 
-    /// Whether an entry passes.
-    pub(crate) fn keeps(&self, entry: &ManifestEntry) -> bool {
+    /// Whether an entry (of a manifest of `spec_id`) passes.
+    pub(crate) fn keeps(&self, spec_id: i32, entry: &ManifestEntry) -> bool {
         let file = &entry.data_file;
         let status = match entry.status {
             ManifestStatus::Existing => 0,
@@ -137,6 +163,10 @@ impl EntryFilter {
                 .file_path
                 .as_ref()
                 .is_none_or(|paths| paths.contains(&file.file_path))
+            && self
+                .partition
+                .as_ref()
+                .is_none_or(|(unified, filter)| filter.keeps(spec_id, entry, unified))
     }
 }
 

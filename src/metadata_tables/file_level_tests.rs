@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::functions::core::expr_fn::get_field;
 use datafusion::logical_expr::{Expr, col, lit};
 use serde_json::Value;
 
@@ -352,13 +353,13 @@ fn filters_understood_and_not() {
     let and = col("status")
         .eq(lit(1_i8))
         .and(col("snapshot_id").eq(lit(7_i64)));
-    assert!(EntryFilter::new(&[and], &columns).is_exact());
+    assert!(EntryFilter::new(&[and], &columns, None).is_exact());
     let reversed = lit(1_i8).eq(col("status"));
-    assert!(EntryFilter::new(&[reversed], &columns).is_exact());
+    assert!(EntryFilter::new(&[reversed], &columns, None).is_exact());
     let other_column = col("file_path").eq(lit("x"));
-    assert!(!EntryFilter::new(&[other_column], &columns).is_exact());
+    assert!(!EntryFilter::new(&[other_column], &columns, None).is_exact());
     let negated = col("status").in_list(vec![lit(1_i8)], true);
-    assert!(!EntryFilter::new(&[negated], &columns).is_exact());
+    assert!(!EntryFilter::new(&[negated], &columns, None).is_exact());
 }
 
 /// Every external (Spark, Impala, Trino, DuckDB...) table copied into the repo: each
@@ -452,4 +453,81 @@ async fn an_empty_string_bound_reads_as_the_empty_string() {
     assert!(empty["lower_bounds"].to_string().contains("[4,\"\"]"));
     assert_eq!(empty["readable_metrics"]["sku"]["lower_bound"], "");
     assert_eq!(empty["readable_metrics"]["sku"]["upper_bound"], "");
+}
+
+fn partition_field(name: &str) -> Expr {
+    get_field(col("partition"), name)
+}
+
+/// The rows whose value at `path` equals one of `values`.
+fn rows_where(rows: Vec<Value>, path: &[&str], values: &[Value]) -> Vec<String> {
+    let kept: Vec<Value> = rows
+        .into_iter()
+        .filter(|r| values.contains(path.iter().fold(r, |v, k| &v[*k])))
+        .collect();
+    sorted(&kept)
+}
+
+#[tokio::test]
+async fn partition_filters_keep_exactly_the_matching_rows() {
+    let table = "db.part_evo";
+    let region = partition_field("region").eq(lit("us"));
+    let got = filtered(table, K::Files, &[region], None).await;
+    let want = rows_where(
+        rows(table, K::Files).await,
+        &["partition", "region"],
+        &["us".into()],
+    );
+    assert!(!want.is_empty());
+    assert_eq!(sorted(&got), want);
+    let buckets = partition_field("id_bucket").in_list(vec![lit(1), lit(2)], false);
+    let got = filtered(table, K::Partitions, &[buckets], None).await;
+    let want = rows_where(
+        rows(table, K::Partitions).await,
+        &["partition", "id_bucket"],
+        &[1.into(), 2.into()],
+    );
+    assert_eq!(sorted(&got), want);
+    let nested = get_field(get_field(col("data_file"), "partition"), "region").eq(lit("us"));
+    let got = filtered(table, K::AllEntries, &[nested], None).await;
+    let want = rows_where(
+        rows(table, K::AllEntries).await,
+        &["data_file", "partition", "region"],
+        &["us".into()],
+    );
+    assert_eq!(sorted(&got), want);
+}
+
+#[tokio::test]
+async fn partition_filters_skip_manifests() {
+    let table = load("db.part_evo").await;
+    let metadata = table.metadata();
+    let ctx = MetadataContext {
+        table: &table,
+        snapshot: metadata.current_snapshot(),
+        schema: metadata.current_schema(),
+    };
+    let manifests = super::file_rows::manifests(&ctx, super::file_rows::Scope::Selected)
+        .await
+        .unwrap();
+    let unified = super::partition_struct::UnifiedPartition::new(metadata).unwrap();
+    let kept = |filter: Expr| {
+        let filter = EntryFilter::new(&[filter], &[], Some((&unified, &["partition"])));
+        assert!(filter.is_exact());
+        manifests.iter().filter(|m| filter.may_contain(m)).count()
+    };
+    // No manifest's bounds hold region 'zz'; only spec-0 manifests have a ts_day.
+    assert_eq!(kept(partition_field("region").eq(lit("zz"))), 0);
+    let day = datafusion::common::ScalarValue::Date32(Some(19_846));
+    let spec0 = manifests
+        .iter()
+        .filter(|m| m.partition_spec_id == 0)
+        .count();
+    assert!(kept(partition_field("ts_day").eq(lit(day))) <= spec0);
+    let with_region = manifests
+        .iter()
+        .filter(|m| m.partition_spec_id != 0)
+        .count();
+    let us = kept(partition_field("region").eq(lit("us")));
+    assert!(us > 0 && us <= with_region, "{us} of {with_region}");
 }

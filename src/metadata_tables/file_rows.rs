@@ -105,7 +105,7 @@ pub(crate) async fn read_entries(
         let kept = manifest
             .entries
             .into_iter()
-            .filter(|e| (plan.keep_deleted || e.is_alive()) && plan.filter.keeps(e))
+            .filter(|e| (plan.keep_deleted || e.is_alive()) && plan.filter.keeps(spec_id, e))
             .map(|entry| EntryRow { spec_id, entry });
         rows.extend(kept);
         if plan.filter.is_exact() && plan.limit.is_some_and(|n| rows.len() >= n) {

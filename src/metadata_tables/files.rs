@@ -9,6 +9,8 @@ pub(super) mod data_file_columns;
 pub(super) mod entry_filter;
 #[path = "file_rows.rs"]
 pub(super) mod file_rows;
+#[path = "partition_filter.rs"]
+pub(super) mod partition_filter;
 #[path = "partition_struct.rs"]
 pub(super) mod partition_struct;
 #[path = "readable_metrics.rs"]
@@ -64,9 +66,12 @@ pub(crate) async fn batches(
         K::DeleteFiles | K::AllDeleteFiles => Some(ManifestContent::Deletes),
         _ => None,
     };
+    let metadata = ctx.table.metadata();
+    let partition = UnifiedPartition::new(metadata)?;
     let filter = EntryFilter::new(
         request.filters,
         &[FilterColumn::Content, FilterColumn::FilePath],
+        Some((&partition, &["partition"])),
     );
     let plan = ReadPlan {
         scope,
@@ -84,9 +89,7 @@ pub(crate) async fn batches(
         })
         .filter(|r| content_matches(content, r.file.content))
         .collect();
-    let metadata = ctx.table.metadata();
     let schema = schema(kind, metadata, ctx.schema)?;
-    let partition = UnifiedPartition::new(metadata)?;
     let mut columns = data_file_columns::arrays(Layout::Files, &partition, &files)?;
     let data_files: Vec<_> = files.iter().map(|r| r.file).collect();
     columns.push(readable_metrics::array(ctx.schema, &data_files)?);

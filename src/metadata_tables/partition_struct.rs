@@ -99,6 +99,39 @@ impl UnifiedPartition {
         values
     }
 
+    /// The unified position and Arrow type of the field named `name` (`None` when no field,
+    /// or more than one, has that name).
+    pub(crate) fn field(&self, name: &str) -> Option<(usize, DataType)> {
+        let mut matches = self
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name() == name);
+        let (at, field) = matches.next()?;
+        matches
+            .next()
+            .is_none()
+            .then(|| (at, field.data_type().clone()))
+    }
+
+    /// The position, within spec `spec_id`'s fields, of the unified field `at`.
+    pub(crate) fn spec_position(&self, spec_id: i32, at: usize) -> Option<usize> {
+        self.positions.get(&spec_id)?.iter().position(|p| *p == at)
+    }
+
+    /// A value of the unified field `at` as its Arrow scalar.
+    pub(crate) fn value_scalar(&self, at: usize, value: &Literal) -> Option<ScalarValue> {
+        let (_, ty) = self.types.get(at)?;
+        let scalar = literal_to_scalar(Some(value), ty).ok()?;
+        scalar.cast_to(self.fields.get(at)?.data_type()).ok()
+    }
+
+    /// A binary single-value bound of the unified field `at` as its Arrow scalar.
+    pub(crate) fn bound_scalar(&self, at: usize, bytes: &[u8]) -> Option<ScalarValue> {
+        let (_, ty) = self.types.get(at)?;
+        self.value_scalar(at, &Literal::from_bytes(ty, bytes).ok()?)
+    }
+
     /// The column for rows of `(spec id, partition tuple)`.
     pub(crate) fn array<'a>(
         &self,

@@ -114,19 +114,22 @@ impl PartitionRow {
 /// The rows of `partitions`.
 pub(crate) async fn batches(
     ctx: MetadataContext<'_>,
-    _request: ScanRequest<'_>,
+    request: ScanRequest<'_>,
 ) -> Result<Vec<RecordBatch>> {
+    let metadata = ctx.table.metadata();
+    let partition = UnifiedPartition::new(metadata)?;
+    // A partition value's row holds only entries with that value: filtering entries on
+    // partition fields is exact for the rows (the limit is not: rows are groups).
+    let filter = EntryFilter::new(request.filters, &[], Some((&partition, &["partition"])));
     let plan = ReadPlan {
         scope: Scope::Selected,
         content: None,
         keep_deleted: false,
-        filter: &EntryFilter::default(),
+        filter: &filter,
         limit: None,
     };
     let entries = file_rows::read_entries(&ctx, plan).await?;
-    let metadata = ctx.table.metadata();
     let rows = group(&entries, metadata);
-    let partition = UnifiedPartition::new(metadata)?;
     let batch = RecordBatch::try_new(schema_of(&partition), columns(&partition, &rows)?)
         .map_err(arrow_error)?;
     Ok(vec![batch])
