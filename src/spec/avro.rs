@@ -271,6 +271,14 @@ impl<'a> Field<'a> {
         as_int(self.value).ok_or_else(|| self.wrong("int"))
     }
 
+    /// A field id: an Avro `int`, or a `long` that fits (some writers declare id lists as
+    /// `long`, e.g. `equality_ids` written by pyarrow-based writers).
+    pub(crate) fn field_id(&self) -> Result<i32> {
+        as_long(self.value)
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or_else(|| self.wrong("int"))
+    }
+
     /// An Avro `long` (an `int` is widened).
     pub(crate) fn long(&self) -> Result<i64> {
         as_long(self.value).ok_or_else(|| self.wrong("long"))

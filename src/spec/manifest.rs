@@ -356,7 +356,7 @@ fn data_file_from(r: &Record<'_>, partition_type: &StructType) -> Result<DataFil
         upper_bounds: int_bytes_map("upper_bounds", 128)?,
         key_metadata: r.opt("key_metadata", 131, Field::bytes)?,
         split_offsets: r.opt("split_offsets", 132, |f| f.list(Field::long))?,
-        equality_ids: r.opt("equality_ids", 135, |f| f.list(Field::int))?,
+        equality_ids: r.opt("equality_ids", 135, |f| f.list(Field::field_id))?,
         sort_order_id: r.opt("sort_order_id", 140, Field::int)?,
         first_row_id: r.opt("first_row_id", 142, Field::long)?,
         referenced_data_file: r.opt("referenced_data_file", 143, Field::string)?,
