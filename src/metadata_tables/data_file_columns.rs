@@ -9,7 +9,7 @@ use datafusion::arrow::array::{
     ArrayRef, BinaryArray, DictionaryArray, Int8Array, Int32Array, Int64Array, ListArray, MapArray,
     StringArray, StructArray,
 };
-use datafusion::arrow::buffer::OffsetBuffer;
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Int32Type, Int64Type};
 
 use super::arrow_error;
@@ -114,8 +114,8 @@ pub(crate) fn arrays(
     columns.push(long_map(files.iter().map(|f| &f.value_counts))?);
     columns.push(long_map(files.iter().map(|f| &f.null_value_counts))?);
     columns.push(long_map(files.iter().map(|f| &f.nan_value_counts))?);
-    columns.push(bytes_map(files.iter().map(|f| &f.lower_bounds))?);
-    columns.push(bytes_map(files.iter().map(|f| &f.upper_bounds))?);
+    columns.push(bytes_map(files.iter().map(|f| f.lower_bounds.as_ref()))?);
+    columns.push(bytes_map(files.iter().map(|f| f.upper_bounds.as_ref()))?);
     columns.extend(optional_columns(&files));
     Ok(columns)
 }
@@ -181,12 +181,14 @@ fn map_type(value: DataType) -> DataType {
 }
 
 fn long_map<'a>(maps: impl Iterator<Item = &'a HashMap<i32, i64>>) -> Result<ArrayRef> {
-    map_array(maps, DataType::Int64, |values| {
+    map_array(maps.map(Some), DataType::Int64, |values| {
         Arc::new(values.into_iter().copied().collect::<Int64Array>())
     })
 }
 
-fn bytes_map<'a>(maps: impl Iterator<Item = &'a HashMap<i32, Vec<u8>>>) -> Result<ArrayRef> {
+fn bytes_map<'a>(
+    maps: impl Iterator<Item = Option<&'a HashMap<i32, Vec<u8>>>>,
+) -> Result<ArrayRef> {
     map_array(maps, DataType::Binary, |values| {
         Arc::new(
             values
@@ -197,15 +199,18 @@ fn bytes_map<'a>(maps: impl Iterator<Item = &'a HashMap<i32, Vec<u8>>>) -> Resul
     })
 }
 
-/// An Arrow map column (`int32` keys, in key order) of one map per row.
+/// An Arrow map column (`int32` keys, in key order) of one map per row (`None`: a null map,
+/// for a map the manifest does not have).
 fn map_array<'a, V: 'a>(
-    maps: impl Iterator<Item = &'a HashMap<i32, V>>,
+    maps: impl Iterator<Item = Option<&'a HashMap<i32, V>>>,
     value_type: DataType,
     values: impl FnOnce(Vec<&'a V>) -> ArrayRef,
 ) -> Result<ArrayRef> {
     let (mut keys, mut vals, mut offsets) = (Vec::new(), Vec::new(), vec![0_i32]);
+    let mut valid = Vec::new();
     for map in maps {
-        let mut pairs: Vec<_> = map.iter().collect();
+        valid.push(map.is_some());
+        let mut pairs: Vec<_> = map.into_iter().flatten().collect();
         pairs.sort_by_key(|(k, _)| **k);
         for (k, v) in pairs {
             keys.push(*k);
@@ -223,7 +228,8 @@ fn map_array<'a, V: 'a>(
     )
     .map_err(arrow_error)?;
     let offsets = OffsetBuffer::new(offsets.into());
-    let map = MapArray::try_new(map_field(value_type), offsets, entries, None, false)
+    let nulls = valid.iter().any(|v| !v).then(|| NullBuffer::from(valid));
+    let map = MapArray::try_new(map_field(value_type), offsets, entries, nulls, false)
         .map_err(arrow_error)?;
     Ok(Arc::new(map))
 }

@@ -127,11 +127,11 @@ fn bounds(column: &NestedField, files: &[&DataFile]) -> Result<(ArrayRef, ArrayR
     };
     let lower: Vec<_> = files
         .iter()
-        .map(|f| decode(f.lower_bounds.get(&column.id)))
+        .map(|f| decode(f.lower_bounds.as_ref().and_then(|m| m.get(&column.id))))
         .collect();
     let upper: Vec<_> = files
         .iter()
-        .map(|f| decode(f.upper_bounds.get(&column.id)))
+        .map(|f| decode(f.upper_bounds.as_ref().and_then(|m| m.get(&column.id))))
         .collect();
     Ok((
         typed_column(lower.iter().map(Option::as_ref), ty, &data_type)?,

@@ -79,9 +79,9 @@ pub struct DataFile {
     /// 137 `nan_value_counts`.
     pub nan_value_counts: HashMap<i32, i64>,
     /// 125 `lower_bounds`, binary single-value form (decode with [`DataFile::lower_bound`]).
-    pub lower_bounds: HashMap<i32, Vec<u8>>,
+    pub lower_bounds: Option<HashMap<i32, Vec<u8>>>,
     /// 128 `upper_bounds`, binary single-value form.
-    pub upper_bounds: HashMap<i32, Vec<u8>>,
+    pub upper_bounds: Option<HashMap<i32, Vec<u8>>>,
     /// 131 `key_metadata`.
     pub key_metadata: Option<Vec<u8>>,
     /// 132 `split_offsets`.
@@ -103,22 +103,22 @@ pub struct DataFile {
 impl DataFile {
     /// The decoded lower bound of a column, given the column's type.
     pub fn lower_bound(&self, field_id: i32, ty: &PrimitiveType) -> Result<Option<Literal>> {
-        decode_bound(&self.lower_bounds, field_id, ty, "lower")
+        decode_bound(self.lower_bounds.as_ref(), field_id, ty, "lower")
     }
 
     /// The decoded upper bound of a column, given the column's type.
     pub fn upper_bound(&self, field_id: i32, ty: &PrimitiveType) -> Result<Option<Literal>> {
-        decode_bound(&self.upper_bounds, field_id, ty, "upper")
+        decode_bound(self.upper_bounds.as_ref(), field_id, ty, "upper")
     }
 }
 
 fn decode_bound(
-    bounds: &HashMap<i32, Vec<u8>>,
+    bounds: Option<&HashMap<i32, Vec<u8>>>,
     field_id: i32,
     ty: &PrimitiveType,
     which: &str,
 ) -> Result<Option<Literal>> {
-    let Some(bytes) = bounds.get(&field_id) else {
+    let Some(bytes) = bounds.and_then(|b| b.get(&field_id)) else {
         return Ok(None);
     };
     Literal::from_bytes(ty, bytes)
@@ -332,9 +332,9 @@ fn data_file_from(r: &Record<'_>, partition_type: &StructType) -> Result<DataFil
         Ok(r.opt(name, id, |f| f.int_map(Field::long))?
             .unwrap_or_default())
     };
-    let int_bytes_map = |name: &str, id: i32| -> Result<HashMap<i32, Vec<u8>>> {
-        Ok(r.opt(name, id, |f| f.int_map(Field::bytes))?
-            .unwrap_or_default())
+    // Absent (not collected) and empty bound maps differ: keep `None` for absent.
+    let int_bytes_map = |name: &str, id: i32| -> Result<Option<HashMap<i32, Vec<u8>>>> {
+        r.opt(name, id, |f| f.int_map(Field::bytes))
     };
     Ok(DataFile {
         content: match r.opt("content", 134, Field::int)?.unwrap_or(0) {

@@ -179,7 +179,8 @@ fn check_manifest(
             .data_file
             .lower_bounds
             .iter()
-            .chain(&e.data_file.upper_bounds)
+            .flatten()
+            .chain(e.data_file.upper_bounds.iter().flatten())
         {
             let Some(ty) = schemas
                 .iter()

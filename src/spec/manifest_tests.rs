@@ -550,7 +550,7 @@ fn metrics_as_avro_maps() {
     let f = &m.entries[0].data_file;
     assert_eq!(f.file_format, FileFormat::Orc);
     assert_eq!(f.value_counts, HashMap::from([(3, 1)]));
-    assert_eq!(f.upper_bounds, HashMap::from([(3, vec![1])]));
+    assert_eq!(f.upper_bounds, Some(HashMap::from([(3, vec![1])])));
     assert_eq!(
         f.upper_bound(3, &PrimitiveType::Boolean).unwrap(),
         Some(Literal::Boolean(true))
