@@ -31,24 +31,13 @@ pub async fn read_manifest_list(
     for path in paths {
         let bytes = io.read(path).await.map_err(|e| in_snapshot(e, snapshot))?;
         let header = parse_manifest_metadata(&bytes).map_err(|e| e.in_file(path))?;
-        manifests.push(ManifestFile {
-            manifest_path: path.clone(),
-            manifest_length: i64::try_from(bytes.len()).unwrap_or(i64::MAX),
-            partition_spec_id: header.partition_spec_id.unwrap_or(metadata.default_spec_id),
-            content: header.content.unwrap_or(ManifestContent::Data),
-            sequence_number: 0,
-            min_sequence_number: 0,
-            added_snapshot_id: snapshot.snapshot_id,
-            added_files_count: None,
-            existing_files_count: None,
-            deleted_files_count: None,
-            added_rows_count: None,
-            existing_rows_count: None,
-            deleted_rows_count: None,
-            partitions: None,
-            key_metadata: None,
-            first_row_id: None,
-        });
+        manifests.push(ManifestFile::new(
+            path.clone(),
+            i64::try_from(bytes.len()).unwrap_or(i64::MAX),
+            header.partition_spec_id.unwrap_or(metadata.default_spec_id),
+            header.content.unwrap_or(ManifestContent::Data),
+            snapshot.snapshot_id,
+        ));
     }
     Ok(manifests)
 }

@@ -201,24 +201,7 @@ fn check_manifest(
 
 /// A stand-in list entry for a manifest no list references (an aborted commit).
 fn orphan_entry() -> ManifestFile {
-    ManifestFile {
-        manifest_path: String::new(),
-        manifest_length: 0,
-        partition_spec_id: 0,
-        content: ManifestContent::Data,
-        sequence_number: 0,
-        min_sequence_number: 0,
-        added_snapshot_id: 0,
-        added_files_count: None,
-        existing_files_count: None,
-        deleted_files_count: None,
-        added_rows_count: None,
-        existing_rows_count: None,
-        deleted_rows_count: None,
-        partitions: None,
-        key_metadata: None,
-        first_row_id: None,
-    }
+    ManifestFile::new("", 0, 0, ManifestContent::Data, 0)
 }
 
 /// A few facts checked against what the fixture README and the table metadata say.

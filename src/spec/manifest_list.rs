@@ -67,6 +67,38 @@ pub struct ManifestFile {
     pub first_row_id: Option<i64>,
 }
 
+impl ManifestFile {
+    /// A manifest-list entry with only the required facts: sequence numbers 0 (v1 / not yet
+    /// assigned), counts, summaries and keys absent. Used for v1 snapshots that embed their
+    /// manifest paths, and for writers filling the rest in.
+    pub fn new(
+        manifest_path: impl Into<String>,
+        manifest_length: i64,
+        partition_spec_id: i32,
+        content: ManifestContent,
+        added_snapshot_id: i64,
+    ) -> Self {
+        Self {
+            manifest_path: manifest_path.into(),
+            manifest_length,
+            partition_spec_id,
+            content,
+            sequence_number: 0,
+            min_sequence_number: 0,
+            added_snapshot_id,
+            added_files_count: None,
+            existing_files_count: None,
+            deleted_files_count: None,
+            added_rows_count: None,
+            existing_rows_count: None,
+            deleted_rows_count: None,
+            partitions: None,
+            key_metadata: None,
+            first_row_id: None,
+        }
+    }
+}
+
 /// Decodes a manifest list file. Fields are found by name (so writers whose fields are all
 /// nullable unions are read); v1 lists get content = data and sequence numbers 0.
 /// Errors are [`crate::Error::Corrupt`] with an empty path (the caller adds it).

@@ -175,23 +175,11 @@ fn entry(status: i32, snapshot: Option<i64>, seqs: Option<(i64, i64)>, data_file
 }
 
 fn manifest_file(added_snapshot_id: i64, sequence_number: i64) -> ManifestFile {
+    let path = "s3://b/t/metadata/m0.avro";
     ManifestFile {
-        manifest_path: "s3://b/t/metadata/m0.avro".into(),
-        manifest_length: 1986,
-        partition_spec_id: 0,
-        content: ManifestContent::Data,
         sequence_number,
         min_sequence_number: 1,
-        added_snapshot_id,
-        added_files_count: None,
-        existing_files_count: None,
-        deleted_files_count: None,
-        added_rows_count: None,
-        existing_rows_count: None,
-        deleted_rows_count: None,
-        partitions: None,
-        key_metadata: None,
-        first_row_id: None,
+        ..ManifestFile::new(path, 1986, 0, ManifestContent::Data, added_snapshot_id)
     }
 }
 
