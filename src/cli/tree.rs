@@ -14,7 +14,7 @@ use chrono::{DateTime, SecondsFormat};
 use crate::scan::partition_type;
 use crate::spec::{
     DataContentType, FieldSummary, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
-    Snapshot, SnapshotReference, SnapshotRetention, StructType, TableMetadata, Type,
+    Snapshot, SnapshotReference, StructType, TableMetadata, Type,
 };
 
 /// A table's metadata tree, loaded.
@@ -182,19 +182,8 @@ fn refs_node(metadata: &TableMetadata) -> Option<Node> {
 
 /// `branch main -> 123`, `tag v1 -> 111 (max-ref-age-ms 86400000)`.
 pub fn ref_label(metadata: &TableMetadata, name: &str, reference: &SnapshotReference) -> String {
-    let (kind, min_keep, max_snapshot_age, max_ref_age) = match &reference.retention {
-        SnapshotRetention::Branch {
-            min_snapshots_to_keep,
-            max_snapshot_age_ms,
-            max_ref_age_ms,
-        } => (
-            "branch",
-            min_snapshots_to_keep.map(i64::from),
-            *max_snapshot_age_ms,
-            *max_ref_age_ms,
-        ),
-        SnapshotRetention::Tag { max_ref_age_ms } => ("tag", None, None, *max_ref_age_ms),
-    };
+    let (kind, min_keep, max_snapshot_age, max_ref_age) = reference.retention_fields();
+    let min_keep = min_keep.map(i64::from);
     let mut details: Vec<String> = [
         ("min-snapshots-to-keep", min_keep),
         ("max-snapshot-age-ms", max_snapshot_age),

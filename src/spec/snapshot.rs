@@ -233,6 +233,24 @@ impl SnapshotReference {
     /// The name of the branch a table's current snapshot is on.
     pub const MAIN_BRANCH: &'static str = "main";
 
+    /// `type` (`branch` / `tag`) and the retention fields `min-snapshots-to-keep`,
+    /// `max-snapshot-age-ms` and `max-ref-age-ms` (those a tag cannot have are `None`).
+    pub fn retention_fields(&self) -> (&'static str, Option<i32>, Option<i64>, Option<i64>) {
+        match &self.retention {
+            SnapshotRetention::Branch {
+                min_snapshots_to_keep,
+                max_snapshot_age_ms,
+                max_ref_age_ms,
+            } => (
+                "branch",
+                *min_snapshots_to_keep,
+                *max_snapshot_age_ms,
+                *max_ref_age_ms,
+            ),
+            SnapshotRetention::Tag { max_ref_age_ms } => ("tag", None, None, *max_ref_age_ms),
+        }
+    }
+
     /// A branch at `snapshot_id` with the table's default retention.
     pub fn branch(snapshot_id: i64) -> Self {
         Self {
@@ -281,19 +299,7 @@ impl SnapshotReference {
     pub fn to_json(&self) -> JsonValue {
         let mut m = Map::new();
         m.insert("snapshot-id".into(), json!(self.snapshot_id));
-        let (kind, min_keep, max_snapshot_age, max_ref_age) = match &self.retention {
-            SnapshotRetention::Branch {
-                min_snapshots_to_keep,
-                max_snapshot_age_ms,
-                max_ref_age_ms,
-            } => (
-                "branch",
-                *min_snapshots_to_keep,
-                *max_snapshot_age_ms,
-                *max_ref_age_ms,
-            ),
-            SnapshotRetention::Tag { max_ref_age_ms } => ("tag", None, None, *max_ref_age_ms),
-        };
+        let (kind, min_keep, max_snapshot_age, max_ref_age) = self.retention_fields();
         m.insert("type".into(), json!(kind));
         if let Some(v) = min_keep {
             m.insert("min-snapshots-to-keep".into(), json!(v));
