@@ -275,3 +275,47 @@ fn tree_of_a_table_directory() {
     );
     assert!(text.contains("└── … and 1 more"), "{text}");
 }
+
+/// Copies a directory tree.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn tree_shows_a_truncated_manifest_in_place_and_goes_on() {
+    let copy = tempfile::tempdir().expect("tempdir");
+    copy_dir(&fixture("external/impala_trino_variant"), copy.path());
+    let manifest = copy
+        .path()
+        .join("metadata/a874fc23-2c2c-42b5-9fc0-f72919a7449d-m0.avro");
+    let bytes = std::fs::read(&manifest).expect("manifest");
+    std::fs::write(&manifest, &bytes[..bytes.len() / 2]).expect("truncate");
+    let out = icefloe_owned(vec![
+        "tree".into(),
+        copy.path().display().to_string(),
+        "--relocate".into(),
+        format!("/test-warehouse/trino_variant={}", copy.path().display()),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let broken = text
+        .lines()
+        .position(|l| l.contains("a874fc23-2c2c-42b5-9fc0-f72919a7449d-m0.avro"))
+        .expect("the manifest is drawn");
+    let next = text.lines().nth(broken + 1).unwrap_or_default();
+    assert!(
+        next.contains("error: ") && next.contains("m0.avro"),
+        "{text}"
+    );
+    // The other snapshot's manifest list still shows.
+    assert!(text.contains("snap-8332248857076198293"), "{text}");
+}

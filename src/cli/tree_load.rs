@@ -1,5 +1,6 @@
 //! Loading what `icefloe tree` draws: the table, every snapshot's manifest list and every
-//! manifest (each read once, however many snapshots list it). Read errors are kept in the tree
+//! manifest (each read once, however many snapshots list it), through the walk the
+//! metadata tables read with. Read errors are kept in the tree
 //! so that a broken file shows up in place instead of hiding the rest.
 
 use std::collections::HashMap;
@@ -7,6 +8,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use datafusion::execution::runtime_env::RuntimeEnv;
+use futures::StreamExt;
 
 use super::args::{TreeArgs, relocation_of};
 use super::tree::{ManifestTree, SnapshotTree, TableTree, TreeOptions, render_tree};
@@ -14,10 +16,11 @@ use super::{CliError, CliResult, error_chain};
 use crate::Table;
 use crate::catalog::SqliteCatalog;
 use crate::io::FileIO;
-use crate::scan::{read_manifest, read_manifest_list};
+use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
 
 type Entries = Result<Arc<Vec<ManifestEntry>>, String>;
+type Listed = Result<Vec<ManifestFile>, String>;
 
 /// `icefloe tree`: loads the table of `args` and draws its tree to `out`.
 pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
@@ -82,16 +85,48 @@ async fn describe_pointer(io: &FileIO, location: &str) -> String {
     "newest metadata file in metadata/".to_string()
 }
 
-/// Reads every snapshot's manifests and their entries.
+/// Reads every snapshot's manifests and their entries, through the same walk as the
+/// `all_manifests` and `all_entries` relations ([`crate::metadata_tables::walk`]): manifest
+/// lists and manifests read concurrently, each manifest once however many snapshots list it.
 pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> TableTree {
     let metadata = Arc::clone(table.metadata());
-    let mut snapshots: Vec<&Snapshot> = metadata.snapshots.iter().collect();
+    let mut snapshots = metadata.snapshots.clone();
     snapshots.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-    let mut cache: HashMap<String, Entries> = HashMap::new();
-    let mut loaded = Vec::with_capacity(snapshots.len());
-    for snapshot in snapshots {
-        loaded.push(load_snapshot(table, snapshot, &mut cache).await);
-    }
+    let lists: Vec<(Snapshot, Listed)> = walk::manifest_lists(table.io(), &metadata, snapshots)
+        .map(|(snapshot, listed)| (snapshot, listed.map_err(|e| error_chain(&e))))
+        .collect()
+        .await;
+    let manifests = walk::distinct_manifests(
+        lists
+            .iter()
+            .filter_map(|(_, listed)| listed.as_ref().ok())
+            .flatten(),
+    );
+    let entries: HashMap<String, Entries> =
+        walk::manifest_contents(table.io(), &metadata, manifests)
+            .map(|(manifest, decoded)| {
+                let entries = decoded
+                    .map(|m| Arc::new(m.entries))
+                    .map_err(|e| error_chain(&e));
+                (manifest.manifest_path, entries)
+            })
+            .collect()
+            .await;
+    let snapshots = lists
+        .into_iter()
+        .map(|(snapshot, listed)| SnapshotTree {
+            snapshot,
+            manifests: listed.map(|files| {
+                files
+                    .into_iter()
+                    .map(|manifest| ManifestTree {
+                        entries: entries[&manifest.manifest_path].clone(),
+                        manifest,
+                    })
+                    .collect()
+            }),
+        })
+        .collect();
     let relocated = table
         .io()
         .relocation()
@@ -103,46 +138,8 @@ pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> 
         metadata_location: table.metadata_location().to_string(),
         location_aliases: vec![relocated],
         metadata,
-        snapshots: loaded,
+        snapshots,
     }
-}
-
-async fn load_snapshot(
-    table: &Table,
-    snapshot: &Snapshot,
-    cache: &mut HashMap<String, Entries>,
-) -> SnapshotTree {
-    let manifests = match read_manifest_list(table.io(), table.metadata(), snapshot).await {
-        Ok(files) => {
-            let mut manifests = Vec::with_capacity(files.len());
-            for manifest in files {
-                let entries = load_entries(table, &manifest, cache).await;
-                manifests.push(ManifestTree { manifest, entries });
-            }
-            Ok(manifests)
-        }
-        Err(e) => Err(error_chain(&e)),
-    };
-    SnapshotTree {
-        snapshot: snapshot.clone(),
-        manifests,
-    }
-}
-
-async fn load_entries(
-    table: &Table,
-    manifest: &ManifestFile,
-    cache: &mut HashMap<String, Entries>,
-) -> Entries {
-    if let Some(entries) = cache.get(&manifest.manifest_path) {
-        return entries.clone();
-    }
-    let entries = read_manifest(table.io(), table.metadata(), manifest)
-        .await
-        .map(|m| Arc::new(m.entries))
-        .map_err(|e| error_chain(&e));
-    cache.insert(manifest.manifest_path.clone(), entries.clone());
-    entries
 }
 
 #[cfg(test)]

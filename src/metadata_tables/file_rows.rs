@@ -1,20 +1,13 @@
 //! Reading the manifest entries the file-level relations are made of: the manifests of one
-//! snapshot or the distinct manifests of every snapshot, decoded concurrently (bounded), each
-//! manifest at most once per call.
+//! snapshot or the distinct manifests of every snapshot, decoded concurrently (bounded, through
+//! [`super::super::walk`]), each manifest at most once per call.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use futures::{StreamExt, TryStreamExt};
 
-use futures::{StreamExt, TryStreamExt, stream};
-
-use super::super::MetadataContext;
+use super::super::{MetadataContext, walk};
 use super::entry_filter::EntryFilter;
 use crate::error::Result;
-use crate::scan::{read_manifest, read_manifest_list};
 use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, Snapshot};
-
-/// How many manifests (or manifest lists) are read at once.
-const CONCURRENCY: usize = 8;
 
 /// One manifest entry with the partition spec of the manifest it came from.
 #[derive(Debug, Clone)]
@@ -57,26 +50,16 @@ pub(crate) async fn manifests(
     ctx: &MetadataContext<'_>,
     scope: Scope,
 ) -> Result<Vec<ManifestFile>> {
-    let io = ctx.table.io();
-    let metadata = ctx.table.metadata();
     let snapshots: Vec<Snapshot> = match scope {
         Scope::Selected => ctx.snapshot.into_iter().cloned().collect(),
-        Scope::AllSnapshots => metadata.snapshots.clone(),
+        Scope::AllSnapshots => ctx.table.metadata().snapshots.clone(),
     };
-    let lists: Vec<Vec<ManifestFile>> = stream::iter(snapshots)
-        .map(|snapshot| {
-            let (io, metadata) = (io.clone(), Arc::clone(metadata));
-            async move { read_manifest_list(&io, &metadata, &snapshot).await }
-        })
-        .buffered(CONCURRENCY)
-        .try_collect()
-        .await?;
-    let mut seen = HashSet::new();
-    Ok(lists
-        .into_iter()
-        .flatten()
-        .filter(|m| seen.insert(m.manifest_path.clone()))
-        .collect())
+    let lists: Vec<Vec<ManifestFile>> =
+        walk::manifest_lists(ctx.table.io(), ctx.table.metadata(), snapshots)
+            .map(|(_, listed)| listed)
+            .try_collect()
+            .await?;
+    Ok(walk::distinct_manifests(lists.iter().flatten()))
 }
 
 /// The entries of the plan's manifests, in manifest order then file order.
@@ -84,22 +67,13 @@ pub(crate) async fn read_entries(
     ctx: &MetadataContext<'_>,
     plan: ReadPlan<'_>,
 ) -> Result<Vec<EntryRow>> {
-    let io = ctx.table.io();
-    let metadata = ctx.table.metadata();
     let manifests: Vec<ManifestFile> = manifests(ctx, plan.scope)
         .await?
         .into_iter()
         .filter(|m| plan.content.is_none_or(|c| c == m.content) && plan.filter.may_contain(m))
         .collect();
-    let mut decoded = stream::iter(manifests)
-        .map(|m| {
-            let (io, metadata) = (io.clone(), Arc::clone(metadata));
-            async move {
-                let manifest = read_manifest(&io, &metadata, &m).await?;
-                Ok::<_, crate::error::Error>((m.partition_spec_id, manifest))
-            }
-        })
-        .buffered(CONCURRENCY);
+    let mut decoded = walk::manifest_contents(ctx.table.io(), ctx.table.metadata(), manifests)
+        .map(|(m, manifest)| manifest.map(|manifest| (m.partition_spec_id, manifest)));
     let mut rows = Vec::new();
     while let Some((spec_id, manifest)) = decoded.try_next().await? {
         let kept = manifest

@@ -18,19 +18,15 @@ use datafusion::arrow::buffer::OffsetBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use futures::{StreamExt, TryStreamExt};
 
-use super::ScanRequest;
 use super::arrow_util::{arrow_error, batch};
 use super::pushdown::int64_values;
+use super::{ScanRequest, walk};
 use crate::error::{Error, Result};
-use crate::io::FileIO;
 use crate::scan::{partition_type, read_manifest_list};
 use crate::spec::{
     FieldSummary, Literal, ManifestContent, ManifestFile, Snapshot, TableMetadata, Type,
 };
 use crate::table::Table;
-
-/// How many manifest lists `all_manifests` reads at once.
-const CONCURRENT_READS: usize = 8;
 
 /// The fields of one `partition_summaries` element.
 fn summary_fields() -> Fields {
@@ -90,9 +86,8 @@ pub(super) async fn manifests(table: &Table, snapshot: Option<&Snapshot>) -> Res
 /// snapshots' lists, and with a `limit` no more lists are read once it is reached.
 pub(super) async fn all_manifests(table: &Table, request: ScanRequest<'_>) -> Result<RecordBatch> {
     let metadata = table.metadata();
-    let io = table.io();
     let wanted = int64_values(request.filters, "reference_snapshot_id");
-    let reads: Vec<_> = metadata
+    let snapshots: Vec<Snapshot> = metadata
         .snapshots
         .iter()
         .filter(|s| {
@@ -100,9 +95,10 @@ pub(super) async fn all_manifests(table: &Table, request: ScanRequest<'_>) -> Re
                 .as_ref()
                 .is_none_or(|ids| ids.contains(&s.snapshot_id))
         })
-        .map(|snapshot| listed(io, metadata, snapshot))
+        .cloned()
         .collect();
-    let mut lists = futures::stream::iter(reads).buffered(CONCURRENT_READS);
+    let mut lists = walk::manifest_lists(table.io(), metadata, snapshots)
+        .map(|(snapshot, listed)| listed.map(|listed| (snapshot.snapshot_id, listed)));
     let mut rows = Vec::new();
     while let Some((reference, listed)) = lists.try_next().await? {
         rows.extend(listed.into_iter().map(|m| (reference, m)));
@@ -111,16 +107,6 @@ pub(super) async fn all_manifests(table: &Table, request: ScanRequest<'_>) -> Re
         }
     }
     build(metadata, &rows, true)
-}
-
-/// The manifest list of `snapshot`, with its id.
-async fn listed(
-    io: &FileIO,
-    metadata: &TableMetadata,
-    snapshot: &Snapshot,
-) -> Result<(i64, Vec<ManifestFile>)> {
-    let listed = read_manifest_list(io, metadata, snapshot).await?;
-    Ok((snapshot.snapshot_id, listed))
 }
 
 /// The batch of `(reference snapshot id, manifest)` rows.

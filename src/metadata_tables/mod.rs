@@ -17,6 +17,7 @@ mod provider;
 mod pushdown;
 mod refs;
 mod snapshots;
+pub(crate) mod walk;
 
 pub use provider::IcebergMetadataTable;
 
