@@ -5,12 +5,16 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema as ArrowSchema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DFSchema, ScalarValue, Statistics};
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
+use datafusion::datasource::physical_plan::parquet::{
+    CachedParquetFileReaderFactory, ParquetRowSelection,
+};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DFResult;
@@ -22,12 +26,19 @@ use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::union::UnionExec;
 
 use super::adapter::FieldIdAdapterFactory;
+use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
+use super::deletes::index::location_key;
+use super::deletes::positions::{self, surviving_rows};
+use super::deletes::DeleteFileTask;
 use super::plan::FileScanTask;
 use super::reader::SizeCheckingReaderFactory;
 use crate::error::Result;
-use crate::spec::{Literal, NameMapping, Schema, TableMetadata, Transform, Type};
+use crate::io::FileIO;
+use crate::spec::{
+    DataContentType, Literal, NameMapping, Schema, TableMetadata, Transform, Type,
+};
 use crate::table::Table;
-use crate::to_arrow::literal_to_scalar;
+use crate::to_arrow::{field_to_arrow, literal_to_scalar};
 
 /// What a scan reads: the table, the schema rows are read with, its Arrow form, and the files.
 pub(crate) struct ScanInput<'a> {
@@ -45,18 +56,58 @@ pub(crate) async fn build_exec(
     filters: &[Expr],
     limit: Option<usize>,
 ) -> DFResult<Arc<dyn ExecutionPlan>> {
+    let io = input.table.io();
     let adapter = Arc::new(adapter_factory(input.table.metadata(), input.schema)?);
     let constants = IdentityConstants::new(input.table.metadata(), input.schema);
+    let equality = EqualityPlan::new(&input)?;
+    let file_schema = equality
+        .as_ref()
+        .map_or_else(|| Arc::clone(&input.arrow_schema), |e| Arc::clone(&e.file_schema));
+    let has_positions = input.tasks.iter().any(|t| {
+        t.deletes
+            .iter()
+            .any(|d| d.file.content == DataContentType::PositionDeletes)
+    });
+    let mut positions = if has_positions {
+        positions::load(io, &input.tasks).await?
+    } else {
+        Default::default()
+    };
+    let memory = Arc::new(HeldMemory::reserve(state, &positions)?);
     let mut by_store: BTreeMap<String, (ObjectStoreUrl, Vec<PartitionedFile>)> = BTreeMap::new();
-    for task in &input.tasks {
-        let location = input.table.io().resolve(&task.data_file.file_path)?;
-        let file = partitioned_file(&location.path, task, &constants, &input.arrow_schema)?;
+    for (ordinal, task) in input.tasks.iter().enumerate() {
+        let location = io.resolve(&task.data_file.file_path)?;
+        let mut file = partitioned_file(&location.path, task, &constants, &file_schema)?;
+        if equality.is_some() {
+            let ordinal = u32::try_from(ordinal).unwrap_or(u32::MAX);
+            file.partition_values = vec![ScalarValue::UInt32(Some(ordinal))];
+            if let Some(stats) = file.statistics.take() {
+                file = file.with_statistics(stats);
+            }
+        }
+        let deleted = positions.remove(&location_key(io, &task.data_file.file_path));
+        if let Some(deleted) = deleted {
+            let rows = u64::try_from(task.data_file.record_count).unwrap_or(0);
+            if let Some(selection) = surviving_rows(&deleted, rows) {
+                if !selection.selects_any() {
+                    continue; // every row is deleted: the file is not read at all
+                }
+                file = file
+                    .with_extension(ParquetRowSelection::new(selection))
+                    .with_extension(Arc::clone(&memory));
+            }
+        }
         by_store
             .entry(location.store_url.as_str().to_string())
             .or_insert_with(|| (location.store_url, Vec::new()))
             .1
             .push(file);
     }
+    // With equality deletes the scan reads the key columns and the data file ordinal too.
+    let (scan_projection, limit) = match &equality {
+        Some(e) => (Some(e.scan_projection(projection)), None),
+        None => (projection.cloned(), limit),
+    };
     if by_store.is_empty() {
         let projected = match projection {
             Some(p) => Arc::new(input.arrow_schema.project(p)?),
@@ -79,23 +130,201 @@ pub(crate) async fn build_exec(
             )),
             store,
         );
-        let mut source = ParquetSource::new(Arc::clone(&input.arrow_schema))
+        let table_schema = match &equality {
+            Some(e) => e.table_schema(),
+            None => TableSchema::from(Arc::clone(&file_schema)),
+        };
+        let mut source = ParquetSource::new(table_schema)
             .with_table_parquet_options(parquet_options.clone())
             .with_parquet_file_reader_factory(Arc::new(readers));
         if let Some(predicate) = &predicate {
             source = source.with_predicate(Arc::clone(predicate));
         }
-        let statistics = total_statistics(&files, &input.arrow_schema);
+        let statistics = total_statistics(&files, &file_schema, equality.is_some());
         let config = FileScanConfigBuilder::new(store_url, Arc::new(source))
             .with_file_groups(spread(files, target_partitions))
             .with_statistics(statistics)
-            .with_projection_indices(projection.cloned())?
+            .with_projection_indices(scan_projection.clone())?
             .with_limit(limit)
             .with_expr_adapter(Some(Arc::clone(&adapter) as _))
             .build();
         plans.push(DataSourceExec::from_data_source(config) as Arc<dyn ExecutionPlan>);
     }
-    UnionExec::try_new(plans)
+    let scan = UnionExec::try_new(plans)?;
+    match equality {
+        Some(e) => e.wrap(io.clone(), scan, projection, input.arrow_schema.fields().len()),
+        None => Ok(scan),
+    }
+}
+
+/// Memory held by the deleted positions of a scan's files, reserved in the session's pool
+/// and released when the plan is dropped (every file with a row selection holds it).
+#[derive(Debug)]
+struct HeldMemory(#[allow(dead_code)] MemoryReservation);
+
+impl HeldMemory {
+    fn reserve(state: &dyn Session, positions: &positions::DeletedPositions) -> DFResult<Self> {
+        let reservation = MemoryConsumer::new("icefloe position deletes")
+            .register(&state.runtime_env().memory_pool);
+        let bytes: u64 = positions.values().map(|b| b.serialized_size() as u64).sum();
+        reservation.try_grow(usize::try_from(bytes).unwrap_or(usize::MAX))?;
+        Ok(Self(reservation))
+    }
+}
+
+/// How a scan with equality deletes is laid out: the file schema with any key column the read
+/// schema lacks (a dropped column still keyed by a delete file), the hidden data file ordinal,
+/// and which delete files apply to each data file.
+struct EqualityPlan {
+    /// The read schema plus hidden key columns.
+    file_schema: SchemaRef,
+    /// The distinct equality delete files.
+    files: Vec<Arc<DeleteFileTask>>,
+    /// Per data file ordinal (task index), the indexes into `files` that apply.
+    per_file: Vec<Vec<usize>>,
+    /// The file-schema column of each key field id.
+    key_columns: BTreeMap<i32, usize>,
+}
+
+/// The hidden partition column naming each row's data file.
+const ORDINAL_COLUMN: &str = "__icefloe_data_file";
+
+impl EqualityPlan {
+    fn new(input: &ScanInput<'_>) -> Result<Option<Self>> {
+        let mut files: Vec<Arc<DeleteFileTask>> = Vec::new();
+        let mut by_path: HashMap<&str, usize> = HashMap::new();
+        let mut per_file = Vec::with_capacity(input.tasks.len());
+        for task in &input.tasks {
+            let mut applying = Vec::new();
+            for delete in &task.deletes {
+                if delete.file.content != DataContentType::EqualityDeletes {
+                    continue;
+                }
+                let next = files.len();
+                let index = *by_path.entry(delete.file.file_path.as_str()).or_insert(next);
+                if index == next {
+                    files.push(Arc::clone(delete));
+                }
+                applying.push(index);
+            }
+            per_file.push(applying);
+        }
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let mut fields: Vec<FieldRef> = input.arrow_schema.fields().iter().cloned().collect();
+        let mut key_columns = BTreeMap::new();
+        let ids = files.iter().flat_map(|f| f.file.equality_ids.iter().flatten());
+        for &id in ids {
+            if key_columns.contains_key(&id) {
+                continue;
+            }
+            let column = match input.schema.columns().iter().position(|c| c.id == id) {
+                Some(column) => column,
+                None => {
+                    fields.push(hidden_key_field(input.table.metadata(), id)?);
+                    fields.len() - 1
+                }
+            };
+            key_columns.insert(id, column);
+        }
+        Ok(Some(Self {
+            file_schema: Arc::new(ArrowSchema::new(fields)),
+            files,
+            per_file,
+            key_columns,
+        }))
+    }
+
+    fn table_schema(&self) -> TableSchema {
+        let ordinal = Arc::new(Field::new(ORDINAL_COLUMN, DataType::UInt32, false));
+        TableSchema::builder(Arc::clone(&self.file_schema))
+            .with_table_partition_cols(vec![ordinal])
+            .build()
+    }
+
+    /// The columns the scan reads: the query's, then missing key columns, then the ordinal.
+    fn scan_projection(&self, projection: Option<&Vec<usize>>) -> Vec<usize> {
+        let mut columns = self.query_columns(projection);
+        for column in self.key_columns.values() {
+            if !columns.contains(column) {
+                columns.push(*column);
+            }
+        }
+        columns.push(self.file_schema.fields().len());
+        columns
+    }
+
+    fn query_columns(&self, projection: Option<&Vec<usize>>) -> Vec<usize> {
+        match projection {
+            Some(p) => p.clone(),
+            // Everything of the read schema (hidden key columns come after it).
+            None => (0..self.read_columns()).collect(),
+        }
+    }
+
+    fn read_columns(&self) -> usize {
+        self.file_schema
+            .fields()
+            .iter()
+            .filter(|f| !f.name().starts_with(HIDDEN_PREFIX))
+            .count()
+    }
+
+    /// The filter over `scan`, which reads [`Self::scan_projection`].
+    fn wrap(
+        self,
+        io: FileIO,
+        scan: Arc<dyn ExecutionPlan>,
+        projection: Option<&Vec<usize>>,
+        read_columns: usize,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let scanned = self.scan_projection(projection);
+        let query = match projection {
+            Some(p) => p.len(),
+            None => read_columns,
+        };
+        let position = |column: usize| scanned.iter().position(|c| *c == column).unwrap_or(0);
+        let key_columns: HashMap<i32, usize> = self
+            .key_columns
+            .iter()
+            .map(|(id, column)| (*id, position(*column)))
+            .collect();
+        let key_types = self
+            .key_columns
+            .iter()
+            .map(|(id, column)| (*id, self.file_schema.field(*column).data_type().clone()))
+            .collect();
+        let deletes = Arc::new(EqualityDeletes::new(io, self.files, key_types));
+        let ordinal = scanned.len() - 1;
+        let exec =
+            EqualityDeleteExec::new(scan, deletes, self.per_file, key_columns, ordinal, query)?;
+        Ok(Arc::new(exec))
+    }
+}
+
+/// Names of columns the scan reads for itself.
+const HIDDEN_PREFIX: &str = "__icefloe_";
+
+/// A key column of an equality delete file that the read schema lacks (dropped since): read
+/// by its field id, typed as the newest schema that has it.
+fn hidden_key_field(metadata: &TableMetadata, id: i32) -> Result<FieldRef> {
+    let field = metadata
+        .schemas
+        .iter()
+        .rev()
+        .find_map(|s| s.columns().iter().find(|c| c.id == id))
+        .ok_or_else(|| {
+            crate::Error::Unsupported(format!(
+                "an equality delete file keys on field id {id}, which is not a top-level column \
+                 of any schema of the table"
+            ))
+        })?;
+    let arrow = field_to_arrow(field, true, &field.name)?;
+    Ok(Arc::new(
+        Field::new(format!("{HIDDEN_PREFIX}key_{id}"), arrow.data_type().clone(), true)
+            .with_metadata(arrow.metadata().clone()),
+    ))
 }
 
 /// The adapter resolving file columns by field id, with the table's name mapping and the
@@ -178,6 +407,8 @@ fn partitioned_file(
     let data_file = &task.data_file;
     let size = u64::try_from(data_file.file_size_in_bytes).unwrap_or(0);
     let num_rows = usize::try_from(data_file.record_count).unwrap_or(0);
+    // With deletes the record count is an upper bound, not the row count.
+    let exact = task.deletes.is_empty();
     let mut columns = vec![ColumnStatistics::new_unknown(); schema.fields().len()];
     for (pos, col, ty) in constants
         .by_spec
@@ -189,23 +420,31 @@ fn partitioned_file(
             continue;
         };
         let scalar = literal_to_scalar(value.as_ref(), ty)?;
-        columns[*col] = constant_column(scalar, num_rows);
+        columns[*col] = constant_column(scalar, num_rows, exact);
     }
     let mut file = PartitionedFile::new(String::new(), size);
     // Set the parsed path directly: a round trip through a string would escape `%` again.
     file.object_meta.location = path.clone();
     file.statistics = Some(Arc::new(Statistics {
-        num_rows: Precision::Exact(num_rows),
+        num_rows: if exact {
+            Precision::Exact(num_rows)
+        } else {
+            Precision::Inexact(num_rows)
+        },
         total_byte_size: Precision::Inexact(usize::try_from(size).unwrap_or(usize::MAX)),
         column_statistics: columns,
     }));
     Ok(file)
 }
 
-fn constant_column(value: ScalarValue, num_rows: usize) -> ColumnStatistics {
+fn constant_column(value: ScalarValue, num_rows: usize, exact: bool) -> ColumnStatistics {
     if value.is_null() {
         ColumnStatistics {
-            null_count: Precision::Exact(num_rows),
+            null_count: if exact {
+                Precision::Exact(num_rows)
+            } else {
+                Precision::Inexact(num_rows)
+            },
             ..ColumnStatistics::new_unknown()
         }
     } else {
@@ -219,16 +458,27 @@ fn constant_column(value: ScalarValue, num_rows: usize) -> ColumnStatistics {
     }
 }
 
-/// Table-level statistics: the exact sum of the files' record counts (no deletes apply).
-fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef) -> Statistics {
-    let num_rows = files
-        .iter()
-        .filter_map(|f| f.statistics.as_ref())
+/// Table-level statistics: the sum of the files' record counts, exact when no deletes apply
+/// to any of them (deleted rows are never answered from record counts).
+fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, ordinal: bool) -> Statistics {
+    let stats = files.iter().filter_map(|f| f.statistics.as_ref());
+    let num_rows = stats
+        .clone()
         .map(|s| s.num_rows.get_value().copied().unwrap_or(0))
         .sum();
-    let mut stats = Statistics::new_unknown(schema);
-    stats.num_rows = Precision::Exact(num_rows);
-    stats
+    let exact = stats.clone().all(|s| s.num_rows.is_exact().unwrap_or(false));
+    let mut total = Statistics::new_unknown(schema);
+    if ordinal {
+        total
+            .column_statistics
+            .push(ColumnStatistics::new_unknown());
+    }
+    total.num_rows = if exact {
+        Precision::Exact(num_rows)
+    } else {
+        Precision::Inexact(num_rows)
+    };
+    total
 }
 
 /// Spreads files over `n` groups, largest first into the currently smallest group, so the

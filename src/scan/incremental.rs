@@ -14,7 +14,7 @@ mod tests;
 use futures::{StreamExt, TryStreamExt, stream};
 
 use super::manifests::{read_manifest, read_manifest_list};
-use super::plan::{FileScanTask, MANIFEST_CONCURRENCY, deletes_unsupported};
+use super::plan::{FileScanTask, MANIFEST_CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::snapshot::Operation;
@@ -205,4 +205,12 @@ async fn added_files(
         tasks.push(FileScanTask::new(manifest_file, entry));
     }
     Ok(tasks)
+}
+
+/// An append snapshot that adds delete files is not an append: incremental reads refuse it.
+fn deletes_unsupported(snapshot_id: i64, file: &str) -> Error {
+    Error::Unsupported(format!(
+        "snapshot {snapshot_id} adds row-level delete files (e.g. {file}); an incremental read \
+         covers appended rows only"
+    ))
 }

@@ -3,6 +3,7 @@
 //! plan the files a range of append snapshots added.
 
 mod adapter;
+pub(crate) mod deletes;
 pub(crate) mod exec;
 mod incremental;
 mod manifests;
@@ -11,4 +12,5 @@ mod reader;
 
 pub use incremental::{IncrementalRange, plan_incremental_files};
 pub use manifests::{partition_type, read_manifest, read_manifest_list};
+pub use deletes::DeleteFileTask;
 pub use plan::{FileScanTask, plan_files};

@@ -1,7 +1,11 @@
-//! Planning a snapshot's scan from metadata alone: the live data files of its manifests.
+//! Planning a snapshot's scan from metadata alone: the live data files of its manifests and the
+//! delete files that apply to each.
+
+use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt, stream};
 
+use super::deletes::{DeleteFileTask, DeleteIndex};
 use super::manifests::{read_manifest, read_manifest_list};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
@@ -13,7 +17,7 @@ use crate::spec::{
 /// How many manifests are fetched and decoded at once.
 pub(super) const MANIFEST_CONCURRENCY: usize = 16;
 
-/// One live data file of a snapshot, ready to scan.
+/// One live data file of a snapshot, ready to scan, with the delete files that apply to it.
 #[derive(Debug, Clone)]
 pub struct FileScanTask {
     /// The data file (path, partition tuple, metrics).
@@ -22,34 +26,51 @@ pub struct FileScanTask {
     pub partition_spec_id: i32,
     /// Its data sequence number (0 for v1 tables).
     pub data_sequence_number: i64,
+    /// The delete files that apply to it (deletion vectors first), by the spec's rules.
+    pub deletes: Vec<Arc<DeleteFileTask>>,
 }
 
-/// The live data files of `snapshot`, in manifest-list order.
-///
-/// A snapshot with live row-level delete files is [`Error::Unsupported`] until deletes are
-/// applied: a scan must never return deleted rows.
+/// The live data files of `snapshot`, in manifest-list order, each with the live delete files
+/// that apply to it. Data and delete manifests are read concurrently.
 pub async fn plan_files(
     io: &FileIO,
     metadata: &TableMetadata,
     snapshot: &Snapshot,
 ) -> Result<Vec<FileScanTask>> {
     let manifests = read_manifest_list(io, metadata, snapshot).await?;
-    let (deletes, data): (Vec<_>, Vec<_>) = manifests
-        .into_iter()
-        .partition(|m| m.content == ManifestContent::Deletes);
-    reject_live_deletes(io, metadata, snapshot, &deletes).await?;
-    let per_manifest: Vec<Vec<FileScanTask>> = stream::iter(data)
-        .map(|m| async move { manifest_tasks(io, metadata, snapshot, &m).await })
+    let per_manifest: Vec<(ManifestContent, Vec<FileScanTask>)> = stream::iter(manifests)
+        .map(|m| async move {
+            let tasks = manifest_tasks(io, metadata, &m).await?;
+            Ok::<_, Error>((m.content, tasks))
+        })
         .buffered(MANIFEST_CONCURRENCY)
         .try_collect()
         .await?;
-    Ok(per_manifest.into_iter().flatten().collect())
+    let mut data = Vec::new();
+    let mut deletes = Vec::new();
+    for (content, tasks) in per_manifest {
+        match content {
+            ManifestContent::Data => data.extend(tasks),
+            ManifestContent::Deletes => deletes.extend(tasks.into_iter().map(|t| DeleteFileTask {
+                file: t.data_file,
+                partition_spec_id: t.partition_spec_id,
+                data_sequence_number: t.data_sequence_number,
+            })),
+        }
+    }
+    let index = DeleteIndex::new(io, metadata, deletes);
+    if !index.is_empty() {
+        for task in &mut data {
+            task.deletes = index.deletes_for(io, task);
+        }
+    }
+    Ok(data)
 }
 
+/// The live entries of a manifest whose content matches the manifest's.
 async fn manifest_tasks(
     io: &FileIO,
     metadata: &TableMetadata,
-    snapshot: &Snapshot,
     manifest_file: &ManifestFile,
 ) -> Result<Vec<FileScanTask>> {
     let manifest = read_manifest(io, metadata, manifest_file).await?;
@@ -58,10 +79,14 @@ async fn manifest_tasks(
         if !entry.is_alive() {
             continue;
         }
-        if entry.data_file.content != DataContentType::Data {
-            return Err(deletes_unsupported(
-                snapshot.snapshot_id,
-                &entry.data_file.file_path,
+        let is_data = entry.data_file.content == DataContentType::Data;
+        if is_data != (manifest_file.content == ManifestContent::Data) {
+            return Err(Error::corrupt(
+                manifest_file.manifest_path.clone(),
+                format!(
+                    "{:?} entry {} in a {:?} manifest",
+                    entry.data_file.content, entry.data_file.file_path, manifest_file.content
+                ),
             ));
         }
         tasks.push(FileScanTask::new(manifest_file, entry));
@@ -70,42 +95,13 @@ async fn manifest_tasks(
 }
 
 impl FileScanTask {
-    /// The task for a live data entry of `manifest_file`.
+    /// The task for a live entry of `manifest_file` (no deletes attached yet).
     pub(super) fn new(manifest_file: &ManifestFile, entry: ManifestEntry) -> Self {
         Self {
             partition_spec_id: manifest_file.partition_spec_id,
             data_sequence_number: entry.sequence_number.unwrap_or(0),
             data_file: entry.data_file,
+            deletes: Vec::new(),
         }
     }
-}
-
-async fn reject_live_deletes(
-    io: &FileIO,
-    metadata: &TableMetadata,
-    snapshot: &Snapshot,
-    delete_manifests: &[ManifestFile],
-) -> Result<()> {
-    for m in delete_manifests {
-        let counted = m.added_files_count.zip(m.existing_files_count);
-        if counted.is_some_and(|(added, existing)| added + existing == 0) {
-            continue;
-        }
-        let manifest = read_manifest(io, metadata, m).await?;
-        if let Some(entry) = manifest.entries.iter().find(|e| e.is_alive()) {
-            return Err(deletes_unsupported(
-                snapshot.snapshot_id,
-                &entry.data_file.file_path,
-            ));
-        }
-    }
-    Ok(())
-}
-
-pub(super) fn deletes_unsupported(snapshot_id: i64, delete_file: &str) -> Error {
-    Error::Unsupported(format!(
-        "snapshot {snapshot_id} has row-level delete files (e.g. {delete_file}); applying position \
-         deletes, equality deletes and deletion vectors is not supported yet, and icefloe \
-         never returns deleted rows"
-    ))
 }

@@ -15,7 +15,7 @@ use crate::time_travel::{self, Instant, SchemaFit};
 
 /// Flip once icefloe applies position, equality and deletion-vector deletes: the delete
 /// snapshots are then checked against their answers instead of being required to fail.
-const ROW_LEVEL_DELETES_SUPPORTED: bool = false;
+const ROW_LEVEL_DELETES_SUPPORTED: bool = true;
 
 /// Tables whose snapshot summaries lack the `total-*-deletes` counts, and whether their
 /// README entry lists delete files (neither does).

@@ -1,0 +1,407 @@
+//! Equality deletes: a hashed filter per data file.
+//!
+//! Each equality delete file becomes a set of keys (its `equality_ids` columns, encoded with
+//! Arrow's row format so NULL equals NULL and values compare by type). The scan below reads the
+//! key columns (even when the query does not project them) and a hidden constant column naming
+//! each row's data file; [`EqualityDeleteExec`] drops the rows whose key is in the set of a
+//! delete file that applies to that data file, then drops the extra columns. The delete files
+//! are read when the first partition runs, once per query, shared by every partition, and
+//! their memory is reserved in DataFusion's memory pool.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type};
+use datafusion::arrow::row::{RowConverter, SortField};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DataFusionError, Statistics};
+use datafusion::error::Result as DFResult;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use futures::{StreamExt, TryStreamExt, stream};
+use tokio::sync::OnceCell;
+
+use super::DeleteFileTask;
+use crate::error::{Error, Result};
+use crate::io::FileIO;
+use crate::to_arrow::FIELD_ID_KEY;
+
+/// How many equality delete files are read at once.
+const CONCURRENCY: usize = 8;
+
+/// The equality delete files of one scan and, once read, their key sets.
+pub(crate) struct EqualityDeletes {
+    io: FileIO,
+    /// The distinct equality delete files of the scan.
+    files: Vec<Arc<DeleteFileTask>>,
+    /// The Arrow type each key column is compared as (the scan's type of that field id).
+    key_types: HashMap<i32, DataType>,
+    /// The key sets, read on first use.
+    sets: OnceCell<Arc<KeySets>>,
+}
+
+/// The keys of every equality delete file, in `files` order, and the memory they hold.
+struct KeySets {
+    sets: Vec<KeySet>,
+    _reservation: MemoryReservation,
+}
+
+/// The keys of one delete file.
+struct KeySet {
+    /// The key columns, in the file's `equality_ids` order.
+    ids: Vec<i32>,
+    /// Encodes key columns of that order and those types.
+    converter: RowConverter,
+    /// The encoded keys.
+    keys: HashSet<Box<[u8]>>,
+}
+
+impl fmt::Debug for EqualityDeletes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EqualityDeletes")
+            .field("files", &self.files.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EqualityDeletes {
+    /// The deletes of `files`, comparing key column `id` as `key_types[id]`.
+    pub(crate) fn new(
+        io: FileIO,
+        files: Vec<Arc<DeleteFileTask>>,
+        key_types: HashMap<i32, DataType>,
+    ) -> Self {
+        Self {
+            io,
+            files,
+            key_types,
+            sets: OnceCell::new(),
+        }
+    }
+
+    /// The key sets, reading the delete files the first time.
+    async fn sets(&self, context: &TaskContext) -> Result<Arc<KeySets>> {
+        let sets = self
+            .sets
+            .get_or_try_init(|| async {
+                let reservation =
+                    MemoryConsumer::new("icefloe equality deletes").register(context.memory_pool());
+                let reads: Vec<_> = self.files.iter().map(|file| self.read(file)).collect();
+                let sets: Vec<KeySet> = stream::iter(reads)
+                    .buffered(CONCURRENCY)
+                    .try_collect()
+                    .await?;
+                let bytes: usize = sets.iter().map(KeySet::memory_size).sum();
+                reservation.try_grow(bytes).map_err(|e| {
+                    Error::Unsupported(format!(
+                        "the equality delete files of this scan need {bytes} bytes of memory: {e}"
+                    ))
+                })?;
+                Ok::<_, Error>(Arc::new(KeySets {
+                    sets,
+                    _reservation: reservation,
+                }))
+            })
+            .await?;
+        Ok(Arc::clone(sets))
+    }
+
+    /// Reads one equality delete file into its key set.
+    async fn read(&self, delete: &DeleteFileTask) -> Result<KeySet> {
+        let path = &delete.file.file_path;
+        let corrupt = |e: &dyn fmt::Display| Error::corrupt(path.clone(), e.to_string());
+        let ids = delete
+            .file
+            .equality_ids
+            .clone()
+            .filter(|ids| !ids.is_empty())
+            .ok_or_else(|| corrupt(&"equality delete file without equality_ids"))?;
+        let types: Vec<DataType> = ids
+            .iter()
+            .map(|id| self.key_types.get(id).cloned())
+            .collect::<Option<_>>()
+            .ok_or_else(|| corrupt(&format!("equality field ids {ids:?} are not all columns")))?;
+        let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())
+            .map_err(|e| corrupt(&e))?;
+        let bytes = self.io.read(path).await?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+        let schema = Arc::clone(builder.schema());
+        let columns: Vec<usize> = ids
+            .iter()
+            .map(|id| {
+                schema
+                    .fields()
+                    .iter()
+                    .position(|f| {
+                        f.metadata()
+                            .get(FIELD_ID_KEY)
+                            .is_some_and(|v| v.parse::<i32>() == Ok(*id))
+                    })
+                    .ok_or_else(|| corrupt(&format!("no column with field id {id}")))
+            })
+            .collect::<Result<_>>()?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), columns.iter().copied());
+        let reader = builder
+            .with_projection(mask)
+            .build()
+            .map_err(|e| corrupt(&e))?;
+        // The projected batch keeps the file's column order; put it in `ids` order.
+        let mut sorted = columns.clone();
+        sorted.sort_unstable();
+        let order: Vec<usize> = columns
+            .iter()
+            .map(|c| sorted.binary_search(c).unwrap_or(0))
+            .collect();
+        let mut keys = HashSet::new();
+        for batch in reader {
+            let batch = batch.map_err(|e| corrupt(&e))?;
+            let arrays: Vec<ArrayRef> = order
+                .iter()
+                .zip(&types)
+                .map(|(i, ty)| cast(batch.column(*i), ty))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| corrupt(&e))?;
+            let rows = converter.convert_columns(&arrays).map_err(|e| corrupt(&e))?;
+            keys.extend(rows.iter().map(|row| Box::<[u8]>::from(row.as_ref())));
+        }
+        Ok(KeySet {
+            ids,
+            converter,
+            keys,
+        })
+    }
+}
+
+impl KeySet {
+    fn memory_size(&self) -> usize {
+        let per_key = std::mem::size_of::<Box<[u8]>>() + 8;
+        self.keys.iter().map(|k| k.len() + per_key).sum::<usize>() + self.converter.size()
+    }
+}
+
+/// Drops the rows of its input that an equality delete file applying to their data file
+/// deletes, and keeps the first `output` columns.
+#[derive(Debug)]
+pub(crate) struct EqualityDeleteExec {
+    input: Arc<dyn ExecutionPlan>,
+    deletes: Arc<EqualityDeletes>,
+    /// For each data file ordinal, the indexes (into `deletes.files`) of the files that apply.
+    per_file: Arc<Vec<Vec<usize>>>,
+    /// The input column of each key field id.
+    key_columns: Arc<HashMap<i32, usize>>,
+    /// The input column holding the data file ordinal.
+    ordinal_column: usize,
+    schema: SchemaRef,
+    properties: Arc<PlanProperties>,
+}
+
+impl EqualityDeleteExec {
+    /// Filters `input`; see the type docs.
+    pub(crate) fn new(
+        input: Arc<dyn ExecutionPlan>,
+        deletes: Arc<EqualityDeletes>,
+        per_file: Vec<Vec<usize>>,
+        key_columns: HashMap<i32, usize>,
+        ordinal_column: usize,
+        output: usize,
+    ) -> DFResult<Self> {
+        let indices: Vec<usize> = (0..output).collect();
+        let schema = Arc::new(input.schema().project(&indices)?);
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(Arc::clone(&schema)),
+            input.properties().partitioning.clone(),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        Ok(Self {
+            input,
+            deletes,
+            per_file: Arc::new(per_file),
+            key_columns: Arc::new(key_columns),
+            ordinal_column,
+            schema,
+            properties: Arc::new(properties),
+        })
+    }
+}
+
+impl DisplayAs for EqualityDeleteExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "IcebergEqualityDeleteExec: delete_files={}",
+            self.deletes.files.len()
+        )
+    }
+}
+
+impl ExecutionPlan for EqualityDeleteExec {
+    fn name(&self) -> &str {
+        "IcebergEqualityDeleteExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+    ) -> DFResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return Err(DataFusionError::Internal(format!(
+                "IcebergEqualityDeleteExec takes one child, got {}",
+                children.len()
+            )));
+        }
+        Ok(Arc::new(Self {
+            input: children.swap_remove(0),
+            deletes: Arc::clone(&self.deletes),
+            per_file: Arc::clone(&self.per_file),
+            key_columns: Arc::clone(&self.key_columns),
+            ordinal_column: self.ordinal_column,
+            schema: Arc::clone(&self.schema),
+            properties: Arc::clone(&self.properties),
+        }))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DFResult<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, Arc::clone(&context))?;
+        let filter = BatchFilter {
+            per_file: Arc::clone(&self.per_file),
+            key_columns: Arc::clone(&self.key_columns),
+            ordinal_column: self.ordinal_column,
+            output: self.schema.fields().len(),
+        };
+        let deletes = Arc::clone(&self.deletes);
+        let batches = stream::once(async move {
+            let sets = deletes.sets(&context).await?;
+            Ok::<_, DataFusionError>(input.map(move |batch| filter.apply(&sets, &batch?)))
+        })
+        .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            Arc::clone(&self.schema),
+            batches,
+        )))
+    }
+
+    fn partition_statistics(&self, _partition: Option<usize>) -> DFResult<Arc<Statistics>> {
+        // Deletes remove an unknown number of rows.
+        Ok(Arc::new(Statistics::new_unknown(&self.schema)))
+    }
+}
+
+/// What one batch is filtered with.
+#[derive(Clone)]
+struct BatchFilter {
+    per_file: Arc<Vec<Vec<usize>>>,
+    key_columns: Arc<HashMap<i32, usize>>,
+    ordinal_column: usize,
+    output: usize,
+}
+
+impl BatchFilter {
+    fn apply(&self, sets: &KeySets, batch: &RecordBatch) -> DFResult<RecordBatch> {
+        let ordinals = batch
+            .column(self.ordinal_column)
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or_else(|| DataFusionError::Internal("data file ordinal is not u32".into()))?;
+        let mut keep = vec![true; batch.num_rows()];
+        // Rows come file by file: handle each run of one ordinal at once.
+        let mut start = 0;
+        while start < batch.num_rows() {
+            let ordinal = ordinals.value(start);
+            let end = (start..batch.num_rows())
+                .find(|&i| ordinals.value(i) != ordinal)
+                .unwrap_or(batch.num_rows());
+            let applying = self
+                .per_file
+                .get(ordinal as usize)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for &file in applying {
+                let set = &sets.sets[file];
+                let columns: Vec<ArrayRef> = set
+                    .ids
+                    .iter()
+                    .map(|id| {
+                        self.key_columns
+                            .get(id)
+                            .map(|c| batch.column(*c).slice(start, end - start))
+                            .ok_or_else(|| {
+                                DataFusionError::Internal(format!("key column {id} not read"))
+                            })
+                    })
+                    .collect::<DFResult<_>>()?;
+                let rows = set.converter.convert_columns(&columns)?;
+                for (i, row) in rows.iter().enumerate() {
+                    if keep[start + i] && set.keys.contains(row.as_ref()) {
+                        keep[start + i] = false;
+                    }
+                }
+            }
+            start = end;
+        }
+        let kept = filter_record_batch(batch, &BooleanArray::from(keep))?;
+        let indices: Vec<usize> = (0..self.output).collect();
+        Ok(kept.project(&indices)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Int64Array, StringArray};
+
+    #[test]
+    fn null_keys_equal_null_keys_and_types_matter() {
+        let converter =
+            RowConverter::new(vec![SortField::new(DataType::Int64), SortField::new(DataType::Utf8)])
+                .unwrap();
+        let deleted: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![Some(1), None])),
+            Arc::new(StringArray::from(vec![None, Some("x")])),
+        ];
+        let keys: HashSet<Box<[u8]>> = converter
+            .convert_columns(&deleted)
+            .unwrap()
+            .iter()
+            .map(|r| Box::<[u8]>::from(r.as_ref()))
+            .collect();
+        let data: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![Some(1), Some(1), None, None])),
+            Arc::new(StringArray::from(vec![None, Some(""), Some("x"), None])),
+        ];
+        let hits: Vec<bool> = converter
+            .convert_columns(&data)
+            .unwrap()
+            .iter()
+            .map(|r| keys.contains(r.as_ref()))
+            .collect();
+        assert_eq!(hits, [true, false, true, false]);
+    }
+}

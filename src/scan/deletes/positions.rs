@@ -1,0 +1,221 @@
+//! Position deletes and deletion vectors: read once per scan, gathered into one bitmap of
+//! deleted positions per data file, and turned into the row selection DataFusion's Parquet
+//! reader applies (positions are file-global, across row groups).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema};
+use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::arrow::arrow_reader::{
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
+use futures::{StreamExt, TryStreamExt, stream};
+use roaring::RoaringTreemap;
+
+use super::DeleteFileTask;
+use super::index::{FILE_PATH_FIELD_ID, location_key};
+use super::puffin::decode_deletion_vector;
+use crate::error::{Error, Result};
+use crate::io::FileIO;
+use crate::scan::FileScanTask;
+use crate::spec::DataContentType;
+use crate::to_arrow::FIELD_ID_KEY;
+
+/// The reserved field id of a position delete file's `pos` column.
+const POS_FIELD_ID: i32 = 2_147_483_545;
+
+/// How many delete files are read at once.
+const CONCURRENCY: usize = 8;
+
+/// Deleted positions per data file, by the data file's location key.
+pub(crate) type DeletedPositions = HashMap<String, RoaringTreemap>;
+
+/// Reads every position delete file and deletion vector that applies to `tasks` (each once,
+/// however many data files it applies to) and returns the deleted positions of each data file.
+pub(crate) async fn load(io: &FileIO, tasks: &[FileScanTask]) -> Result<DeletedPositions> {
+    // Which data files each delete file applies to.
+    // Keyed by path and blob offset: one Puffin file holds the vectors of many data files.
+    let mut targets: HashMap<(&str, Option<i64>), (Arc<DeleteFileTask>, HashSet<String>)> =
+        HashMap::new();
+    for task in tasks {
+        let mut key = None;
+        for delete in &task.deletes {
+            if delete.file.content != DataContentType::PositionDeletes {
+                continue;
+            }
+            if key.is_none() {
+                key = Some(location_key(io, &task.data_file.file_path));
+            }
+            let key = key.clone().unwrap_or_default();
+            targets
+                .entry((delete.file.file_path.as_str(), delete.file.content_offset))
+                .or_insert_with(|| (Arc::clone(delete), HashSet::new()))
+                .1
+                .insert(key);
+        }
+    }
+    let reads = targets.into_values().map(|(delete, keys)| async move {
+        let deleted = if delete.is_deletion_vector() {
+            read_vector(io, &delete).await?
+        } else {
+            read_position_file(io, &delete, &keys).await?
+        };
+        Ok::<_, Error>((keys, deleted))
+    });
+    let mut per_file = stream::iter(reads).buffer_unordered(CONCURRENCY);
+    let mut positions = DeletedPositions::new();
+    while let Some((keys, deleted)) = per_file.try_next().await? {
+        for (key, bitmap) in deleted {
+            if keys.contains(&key) {
+                *positions.entry(key).or_default() |= bitmap;
+            }
+        }
+    }
+    Ok(positions)
+}
+
+/// A deletion vector: one ranged read of its blob, applied to its referenced data file.
+async fn read_vector(io: &FileIO, delete: &DeleteFileTask) -> Result<DeletedPositions> {
+    let file = &delete.file;
+    let path = &file.file_path;
+    let missing = |what: &str| Error::corrupt(path.clone(), format!("deletion vector without {what}"));
+    let target = file
+        .referenced_data_file
+        .as_deref()
+        .ok_or_else(|| missing("referenced_data_file"))?;
+    let offset = file.content_offset.ok_or_else(|| missing("content_offset"))?;
+    let size = file
+        .content_size_in_bytes
+        .ok_or_else(|| missing("content_size_in_bytes"))?;
+    let (Ok(start), Ok(len)) = (u64::try_from(offset), u64::try_from(size)) else {
+        return Err(Error::corrupt(
+            path.clone(),
+            format!("deletion vector at offset {offset} with size {size}"),
+        ));
+    };
+    let blob = io.read_range(path, start..start + len).await?;
+    let bitmap = decode_deletion_vector(&blob, path)?;
+    Ok(HashMap::from([(location_key(io, target), bitmap)]))
+}
+
+/// A Parquet position delete file: `(file_path, pos)` rows, kept for the data files in `keys`.
+async fn read_position_file(
+    io: &FileIO,
+    delete: &DeleteFileTask,
+    keys: &HashSet<String>,
+) -> Result<DeletedPositions> {
+    let path = &delete.file.file_path;
+    // The whole file at once: delete files are small, and some writers record wrong sizes.
+    let bytes = io.read(path).await?;
+    let corrupt = |e: &dyn std::fmt::Display| Error::corrupt(path.clone(), e.to_string());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    let schema = Arc::clone(builder.schema());
+    let file_path = column(&schema, FILE_PATH_FIELD_ID, "file_path")
+        .ok_or_else(|| corrupt(&"position delete file without a file_path column"))?;
+    let pos = column(&schema, POS_FIELD_ID, "pos")
+        .ok_or_else(|| corrupt(&"position delete file without a pos column"))?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), [file_path, pos]);
+    let reader = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| corrupt(&e))?;
+    let mut deleted = DeletedPositions::new();
+    let mut last: Option<(String, Option<String>)> = None;
+    for batch in reader {
+        let batch: RecordBatch = batch.map_err(|e| corrupt(&e))?;
+        let paths = cast(batch.column(0), &DataType::Utf8).map_err(|e| corrupt(&e))?;
+        let positions = cast(batch.column(1), &DataType::Int64).map_err(|e| corrupt(&e))?;
+        let paths = paths.as_string::<i32>();
+        let positions = positions.as_primitive::<Int64Type>();
+        for row in 0..batch.num_rows() {
+            if paths.is_null(row) || positions.is_null(row) {
+                return Err(corrupt(&format!("null file_path or pos in row {row}")));
+            }
+            let raw = paths.value(row);
+            // Rows are sorted by path: resolve each distinct path once.
+            if last.as_ref().is_none_or(|(prev, _)| prev != raw) {
+                let key = location_key(io, raw);
+                last = Some((raw.to_string(), keys.contains(&key).then_some(key)));
+            }
+            let Some((_, Some(key))) = &last else {
+                continue;
+            };
+            let position = u64::try_from(positions.value(row))
+                .map_err(|_| corrupt(&format!("negative position in row {row}")))?;
+            deleted.entry(key.clone()).or_default().insert(position);
+        }
+    }
+    Ok(deleted)
+}
+
+/// The top-level column with field id `id` (or, in files without ids, named `name`).
+fn column(schema: &ArrowSchema, id: i32, name: &str) -> Option<usize> {
+    let by_id = schema.fields().iter().position(|f| {
+        f.metadata()
+            .get(FIELD_ID_KEY)
+            .is_some_and(|v| v.parse::<i32>() == Ok(id))
+    });
+    by_id.or_else(|| schema.fields().iter().position(|f| f.name() == name))
+}
+
+/// The rows of a file of `row_count` rows that survive `deleted`: `None` when every row does
+/// (no selection needed). Positions at or past the end are ignored.
+pub(crate) fn surviving_rows(deleted: &RoaringTreemap, row_count: u64) -> Option<RowSelection> {
+    let mut selectors = Vec::new();
+    let mut next = 0u64;
+    for position in deleted.iter().take_while(|p| *p < row_count) {
+        if position > next {
+            selectors.push(RowSelector::select(to_usize(position - next)));
+        }
+        match selectors.last_mut() {
+            Some(last) if last.skip && position == next => last.row_count += 1,
+            _ => selectors.push(RowSelector::skip(1)),
+        }
+        next = position + 1;
+    }
+    if selectors.is_empty() {
+        return None;
+    }
+    if next < row_count {
+        selectors.push(RowSelector::select(to_usize(row_count - next)));
+    }
+    Some(RowSelection::from(selectors))
+}
+
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn selectors(deleted: &[u64], rows: u64) -> Vec<(bool, usize)> {
+        let bitmap: RoaringTreemap = deleted.iter().copied().collect();
+        surviving_rows(&bitmap, rows)
+            .map(|s| {
+                let v: Vec<RowSelector> = s.into();
+                v.into_iter().map(|r| (r.skip, r.row_count)).collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn runs_of_deleted_positions_become_skips() {
+        assert_eq!(
+            selectors(&[0, 1, 5, 9], 10),
+            [(true, 2), (false, 3), (true, 1), (false, 3), (true, 1)]
+        );
+        assert_eq!(selectors(&[3], 5), [(false, 3), (true, 1), (false, 1)]);
+    }
+
+    #[test]
+    fn nothing_deleted_needs_no_selection_and_positions_past_the_end_are_ignored() {
+        assert!(selectors(&[], 10).is_empty());
+        assert!(selectors(&[10, 11], 10).is_empty());
+        assert_eq!(selectors(&[0, 1, 2], 3), [(true, 3)]);
+    }
+}
