@@ -319,3 +319,49 @@ fn tree_shows_a_truncated_manifest_in_place_and_goes_on() {
     // The other snapshot's manifest list still shows.
     assert!(text.contains("snap-8332248857076198293"), "{text}");
 }
+
+#[test]
+fn tree_shows_what_delete_files_apply_to() {
+    let dir = fixture("external/impala_v3_deletion_vectors");
+    let out = icefloe_owned(vec![
+        "tree".into(),
+        dir.display().to_string(),
+        "--relocate".into(),
+        format!(
+            "hdfs://localhost:20500/test-warehouse/iceberg_v3_deletion_vectors={}",
+            dir.display()
+        ),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    // Two vectors in one Puffin file, each naming a different data file that exists.
+    let targets: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("deletion vector data/") && l.contains(".puffin"))
+        .filter_map(|l| l.split("  -> ").nth(1))
+        .collect();
+    assert_eq!(targets.len(), 2, "{text}");
+    assert_ne!(targets[0], targets[1], "{text}");
+    for target in targets {
+        assert!(dir.join(target).is_file(), "{target} in {text}");
+    }
+
+    let dir = fixture("external/impala_v2_delete_equality_multi_eq_ids");
+    let out = icefloe_owned(vec![
+        "tree".into(),
+        dir.display().to_string(),
+        "--relocate".into(),
+        format!(
+            "/test-warehouse/iceberg_test/hadoop_catalog/ice/iceberg_v2_delete_equality_multi_eq_ids={}",
+            dir.display()
+        ),
+    ]);
+    let text = stdout(&out);
+    // The table's name says it: equality deletes keyed on different column sets.
+    let keys: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter(|l| l.contains("equality deletes data/"))
+        .filter_map(|l| l.split("  on ").nth(1))
+        .collect();
+    assert!(keys.len() >= 2, "{text}");
+}

@@ -13,8 +13,8 @@ use chrono::{DateTime, SecondsFormat};
 
 use crate::scan::partition_type;
 use crate::spec::{
-    DataContentType, FieldSummary, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
-    Snapshot, SnapshotReference, StructType, TableMetadata, Type,
+    DataContentType, FieldSummary, FileFormat, ManifestContent, ManifestEntry, ManifestFile,
+    ManifestStatus, Snapshot, SnapshotReference, StructType, TableMetadata, Type,
 };
 
 /// A table's metadata tree, loaded.
@@ -348,6 +348,9 @@ impl Renderer<'_> {
         let file = &entry.data_file;
         let kind = match file.content {
             DataContentType::Data => "data",
+            DataContentType::PositionDeletes if file.file_format == FileFormat::Puffin => {
+                "deletion vector"
+            }
             DataContentType::PositionDeletes => "position deletes",
             DataContentType::EqualityDeletes => "equality deletes",
         };
@@ -369,7 +372,24 @@ impl Renderer<'_> {
                 partition_tuple(&file.partition, ty)
             );
         }
+        // What a delete file applies to: its data file, or the key columns it matches on.
+        if let Some(target) = &file.referenced_data_file {
+            let _ = write!(label, "  -> {}", self.relative(target));
+        }
+        if let Some(ids) = file.equality_ids.as_ref().filter(|ids| !ids.is_empty()) {
+            let names: Vec<String> = ids.iter().map(|id| self.column_name(*id)).collect();
+            let _ = write!(label, "  on ({})", names.join(", "));
+        }
         label
+    }
+
+    /// A column's name in the current schema (or any older one), else `#id`.
+    fn column_name(&self, id: i32) -> String {
+        let metadata = self.metadata;
+        std::iter::once(metadata.current_schema())
+            .chain(metadata.schemas.iter().rev())
+            .find_map(|s| s.columns().iter().find(|c| c.id == id))
+            .map_or_else(|| format!("#{id}"), |c| c.name.clone())
     }
 }
 

@@ -166,6 +166,22 @@ async fn assert_matches_oracle(table: &str, kind: K, relation: &str) {
             })
             .collect()
     };
+    // PyIceberg 0.12 does not show the v3 delete-file fields that end icefloe's `files`.
+    let actual: Vec<Value> = actual
+        .into_iter()
+        .map(|mut row| {
+            if let Some(o) = row.as_object_mut() {
+                for key in [
+                    "referenced_data_file",
+                    "content_offset",
+                    "content_size_in_bytes",
+                ] {
+                    o.remove(key);
+                }
+            }
+            row
+        })
+        .collect();
     let (actual, expected) = (strip(&actual), strip(expected));
     let expected = &expected;
     assert_eq!(actual.len(), expected.len(), "{table}.{relation} row count");

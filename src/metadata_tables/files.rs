@@ -1,7 +1,9 @@
 //! `files`, `data_files`, `delete_files` (the live entries of the selected snapshot's
 //! manifests) and `all_files`, `all_data_files`, `all_delete_files` (the live entries of the
 //! distinct manifests of every snapshot), as PyIceberg 0.12's `inspect` returns them: the data
-//! file's fields with `spec_id` after `file_format`, then `readable_metrics`.
+//! file's fields with `spec_id` after `file_format`, then `readable_metrics`; then, as Spark
+//! shows them, the v3 fields `referenced_data_file`, `content_offset`, `content_size_in_bytes`
+//! (which data file a position delete or deletion vector applies to).
 
 #[path = "data_file_columns.rs"]
 pub(super) mod data_file_columns;
@@ -21,8 +23,8 @@ mod tests;
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::common::DataFusionError;
 
@@ -47,6 +49,13 @@ pub(crate) fn schema(
         readable_metrics::data_type(schema)?,
         true,
     ));
+    // The v3 delete-file fields (Spark shows them too; PyIceberg 0.12 does not): which data
+    // file a position delete file or deletion vector applies to, and where a vector's blob is.
+    fields.extend([
+        Field::new("referenced_data_file", DataType::Utf8, true),
+        Field::new("content_offset", DataType::Int64, true),
+        Field::new("content_size_in_bytes", DataType::Int64, true),
+    ]);
     Ok(Arc::new(ArrowSchema::new(fields)))
 }
 
@@ -93,6 +102,24 @@ pub(crate) async fn batches(
     let mut columns = data_file_columns::arrays(Layout::Files, &partition, &files)?;
     let data_files: Vec<_> = files.iter().map(|r| r.file).collect();
     columns.push(readable_metrics::array(ctx.schema, &data_files)?);
+    columns.push(Arc::new(
+        data_files
+            .iter()
+            .map(|f| f.referenced_data_file.as_deref())
+            .collect::<StringArray>(),
+    ));
+    columns.push(Arc::new(
+        data_files
+            .iter()
+            .map(|f| f.content_offset)
+            .collect::<Int64Array>(),
+    ));
+    columns.push(Arc::new(
+        data_files
+            .iter()
+            .map(|f| f.content_size_in_bytes)
+            .collect::<Int64Array>(),
+    ));
     let batch = RecordBatch::try_new(schema, columns).map_err(arrow_error)?;
     Ok(vec![batch])
 }

@@ -13,11 +13,11 @@ use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::{
     CachedParquetFileReaderFactory, ParquetRowSelection,
 };
-use datafusion::datasource::table_schema::TableSchema;
-use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DFResult;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
@@ -26,17 +26,15 @@ use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::union::UnionExec;
 
 use super::adapter::FieldIdAdapterFactory;
-use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
-use super::deletes::index::location_key;
-use super::deletes::positions::{self, surviving_rows};
 use super::deletes::DeleteFileTask;
+use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
+use super::deletes::index::resolved_key;
+use super::deletes::positions::{self, surviving_rows};
 use super::plan::FileScanTask;
 use super::reader::SizeCheckingReaderFactory;
 use crate::error::Result;
 use crate::io::FileIO;
-use crate::spec::{
-    DataContentType, Literal, NameMapping, Schema, TableMetadata, Transform, Type,
-};
+use crate::spec::{DataContentType, Literal, NameMapping, Schema, TableMetadata, Transform, Type};
 use crate::table::Table;
 use crate::to_arrow::{field_to_arrow, literal_to_scalar};
 
@@ -60,9 +58,10 @@ pub(crate) async fn build_exec(
     let adapter = Arc::new(adapter_factory(input.table.metadata(), input.schema)?);
     let constants = IdentityConstants::new(input.table.metadata(), input.schema);
     let equality = EqualityPlan::new(&input)?;
-    let file_schema = equality
-        .as_ref()
-        .map_or_else(|| Arc::clone(&input.arrow_schema), |e| Arc::clone(&e.file_schema));
+    let file_schema = equality.as_ref().map_or_else(
+        || Arc::clone(&input.arrow_schema),
+        |e| Arc::clone(&e.file_schema),
+    );
     let has_positions = input.tasks.iter().any(|t| {
         t.deletes
             .iter()
@@ -85,7 +84,10 @@ pub(crate) async fn build_exec(
                 file = file.with_statistics(stats);
             }
         }
-        let deleted = positions.remove(&location_key(io, &task.data_file.file_path));
+        let deleted = match positions.is_empty() || task.deletes.is_empty() {
+            true => None,
+            false => positions.remove(&resolved_key(&location)),
+        };
         if let Some(deleted) = deleted {
             let rows = u64::try_from(task.data_file.record_count).unwrap_or(0);
             if let Some(selection) = surviving_rows(&deleted, rows) {
@@ -152,7 +154,12 @@ pub(crate) async fn build_exec(
     }
     let scan = UnionExec::try_new(plans)?;
     match equality {
-        Some(e) => e.wrap(io.clone(), scan, projection, input.arrow_schema.fields().len()),
+        Some(e) => e.wrap(
+            io.clone(),
+            scan,
+            projection,
+            input.arrow_schema.fields().len(),
+        ),
         None => Ok(scan),
     }
 }
@@ -201,7 +208,9 @@ impl EqualityPlan {
                     continue;
                 }
                 let next = files.len();
-                let index = *by_path.entry(delete.file.file_path.as_str()).or_insert(next);
+                let index = *by_path
+                    .entry(delete.file.file_path.as_str())
+                    .or_insert(next);
                 if index == next {
                     files.push(Arc::clone(delete));
                 }
@@ -214,7 +223,9 @@ impl EqualityPlan {
         }
         let mut fields: Vec<FieldRef> = input.arrow_schema.fields().iter().cloned().collect();
         let mut key_columns = BTreeMap::new();
-        let ids = files.iter().flat_map(|f| f.file.equality_ids.iter().flatten());
+        let ids = files
+            .iter()
+            .flat_map(|f| f.file.equality_ids.iter().flatten());
         for &id in ids {
             if key_columns.contains_key(&id) {
                 continue;
@@ -322,8 +333,12 @@ fn hidden_key_field(metadata: &TableMetadata, id: i32) -> Result<FieldRef> {
         })?;
     let arrow = field_to_arrow(field, true, &field.name)?;
     Ok(Arc::new(
-        Field::new(format!("{HIDDEN_PREFIX}key_{id}"), arrow.data_type().clone(), true)
-            .with_metadata(arrow.metadata().clone()),
+        Field::new(
+            format!("{HIDDEN_PREFIX}key_{id}"),
+            arrow.data_type().clone(),
+            true,
+        )
+        .with_metadata(arrow.metadata().clone()),
     ))
 }
 
@@ -466,7 +481,9 @@ fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, ordinal: bool
         .clone()
         .map(|s| s.num_rows.get_value().copied().unwrap_or(0))
         .sum();
-    let exact = stats.clone().all(|s| s.num_rows.is_exact().unwrap_or(false));
+    let exact = stats
+        .clone()
+        .all(|s| s.num_rows.is_exact().unwrap_or(false));
     let mut total = Statistics::new_unknown(schema);
     if ordinal {
         total

@@ -13,10 +13,6 @@ use icefloe::spec::SnapshotSelector;
 use crate::support::{self, FixtureRoot, Report, TableSpec, Via, ident, isolated, open_as_t};
 use crate::time_travel::{self, Instant, SchemaFit};
 
-/// Flip once icefloe applies position, equality and deletion-vector deletes: the delete
-/// snapshots are then checked against their answers instead of being required to fail.
-const ROW_LEVEL_DELETES_SUPPORTED: bool = true;
-
 /// Tables whose snapshot summaries lack the `total-*-deletes` counts, and whether their
 /// README entry lists delete files (neither does).
 const TABLES_WITHOUT_DELETE_TOTALS: &[(&str, bool)] =
@@ -51,8 +47,6 @@ struct ScanAnswer {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Expectation {
     Answers,
-    /// Row-level deletes that icefloe does not apply yet: reading must fail naming deletes.
-    DeleteError,
     /// Either the answers or an error mentioning the keyword.
     AnswersOrRefusal(&'static str),
 }
@@ -108,13 +102,15 @@ async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Repo
         .collect();
     let base = TableSpec::current(metadata_path.to_string_lossy().into_owned(), relocations);
     for scan in table.scans {
-        let expectation = match expectation(key, &metadata, scan.snapshot_id) {
-            Ok(e) => e,
+        match has_row_level_deletes(key, &metadata, scan.snapshot_id) {
+            Ok(true) => report.delete_snapshots += 1,
+            Ok(false) => {}
             Err(e) => {
                 report.mismatch(&format!("{key}@{}", scan.snapshot_id), e);
                 continue;
             }
-        };
+        }
+        let expectation = expectation(key);
         // "current snapshot, current schema": read the table as it is, not by snapshot id
         // (a snapshot read uses the snapshot's schema, which may predate a type promotion).
         let current = scan.which.starts_with("current");
@@ -123,9 +119,7 @@ async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Repo
             false => SnapshotSelector::SnapshotId(scan.snapshot_id),
         };
         let spec = base.at(selector, Via::Options);
-        if expectation != Expectation::DeleteError {
-            report.absorb(check_time_travel(key, &metadata, &base, &scan, expectation).await);
-        }
+        report.absorb(check_time_travel(key, &metadata, &base, &scan, expectation).await);
         report.absorb(check_scan_isolated(key.to_string(), spec, scan, expectation).await);
     }
     for (_, snapshot_id) in UNREADABLE_SNAPSHOTS.iter().filter(|(k, _)| *k == key) {
@@ -218,21 +212,20 @@ async fn check_form(
     })
 }
 
-/// Decides, from the metadata JSON alone (not through icefloe), what the snapshot must do.
-fn expectation(key: &str, metadata: &Value, snapshot_id: i64) -> Result<Expectation, String> {
-    if has_row_level_deletes(key, metadata, snapshot_id)? && !ROW_LEVEL_DELETES_SUPPORTED {
-        return Ok(Expectation::DeleteError);
-    }
+/// Decides from the fixture's README notes (not through icefloe) what the table's snapshots
+/// must do.
+fn expectation(key: &str) -> Expectation {
     let refusal = UNSUPPORTED_TYPE_TABLES
         .iter()
         .find(|(table, _)| *table == key);
-    Ok(match refusal {
+    match refusal {
         Some((_, keyword)) => Expectation::AnswersOrRefusal(keyword),
         None => Expectation::Answers,
-    })
+    }
 }
 
-/// Whether the snapshot's summary counts any live delete file or deleted row.
+/// Whether the snapshot's summary counts any live delete file or deleted row (decided from the
+/// metadata JSON, not through icefloe).
 pub fn has_row_level_deletes(
     key: &str,
     metadata: &Value,
@@ -289,10 +282,6 @@ async fn check_scan(
 ) -> Report {
     let mut report = Report::new("external");
     match expectation {
-        Expectation::DeleteError => {
-            report.delete_snapshots += 1;
-            support::expect_delete_error(&mut report, &context, &spec).await;
-        }
         Expectation::Answers => {
             report.snapshots += 1;
             check_answers(&mut report, &context, &spec, &scan, None).await;

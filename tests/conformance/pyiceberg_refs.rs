@@ -10,7 +10,7 @@ use icefloe::spec::SnapshotSelector;
 use icefloe::{IcebergTableProvider, Relocation};
 use serde_json::{Map, Value};
 
-use crate::pyiceberg::{Oracle, TableUnderTest, WRITTEN_AT, has_row_level_deletes, qualified_name};
+use crate::pyiceberg::{Oracle, TableUnderTest, WRITTEN_AT, qualified_name};
 use crate::render::{Style, json_equal};
 use crate::support::{self, Report, Via, error_chain, ident, isolated, open_as_t};
 use crate::time_travel;
@@ -29,14 +29,12 @@ struct RefAnswer {
     row_count: i64,
     /// `sum_<column>`: the column and its sum.
     sum: Option<(String, Value)>,
-    /// Whether the snapshot has row-level deletes (then only the resolution is checked).
-    deletes: bool,
 }
 
 pub async fn check_table(table: &TableUnderTest, oracle: &Oracle) -> Report {
     let mut report = Report::new("pyiceberg");
     for (name, answer) in &oracle.refs_answers {
-        let Some(answer) = parse_answer(oracle, name, answer) else {
+        let Some(answer) = parse_answer(name, answer) else {
             continue; // the oracle could not answer (equality deletes)
         };
         let context = format!("{} ref {name}", table.identifier);
@@ -52,14 +50,9 @@ pub async fn check_table(table: &TableUnderTest, oracle: &Oracle) -> Report {
     report
 }
 
-fn parse_answer(oracle: &Oracle, name: &str, answer: &Value) -> Option<RefAnswer> {
+fn parse_answer(name: &str, answer: &Value) -> Option<RefAnswer> {
     let answer: &Map<String, Value> = answer.as_object()?;
     let snapshot_id = answer.get("snapshot_id")?.as_i64()?;
-    let deletes = oracle
-        .snapshots
-        .iter()
-        .find(|s| s.snapshot_id == snapshot_id)
-        .is_none_or(has_row_level_deletes);
     Some(RefAnswer {
         name: name.to_string(),
         is_tag: answer.get("type")?.as_str()? == "tag",
@@ -68,7 +61,6 @@ fn parse_answer(oracle: &Oracle, name: &str, answer: &Value) -> Option<RefAnswer
         sum: answer
             .iter()
             .find_map(|(k, v)| Some((k.strip_prefix("sum_")?.to_string(), v.clone()))),
-        deletes,
     })
 }
 
@@ -114,7 +106,6 @@ async fn check_ref(table: TableUnderTest, answer: RefAnswer) -> Vec<String> {
         Ok(p) if p.snapshot_id() == Some(answer.snapshot_id) => {
             let registered = ctx.register_table("t", Arc::new(p));
             match registered {
-                Ok(_) if answer.deletes => {}
                 Ok(_) => problems.extend(check_count_and_sum(&ctx, "t", &answer).await),
                 Err(e) => problems.push(format!("register: {e}")),
             }
@@ -125,9 +116,6 @@ async fn check_ref(table: TableUnderTest, answer: RefAnswer) -> Vec<String> {
             p.snapshot_id()
         )),
         Err(e) => problems.push(format!("with_ref failed: {}", error_chain(&e))),
-    }
-    if answer.deletes {
-        return problems;
     }
     // SQL: the quoted, dotted and catalog names.
     let ctx = match catalog_session(&table).await {

@@ -1,4 +1,4 @@
-//! The PyIceberg warehouse, time travel: every snapshot without row-level deletes read by
+//! The PyIceberg warehouse, time travel: every snapshot (row-level deletes applied) read by
 //! `VERSION AS OF` and by a timestamp at which it was current on `main` (Rust option and SQL),
 //! and the oracle's AS OF TIMESTAMP answers (`time_travel[]`), including instants before the
 //! first snapshot, which must fail naming the table and the instant.
@@ -7,21 +7,19 @@ use datafusion::prelude::SessionContext;
 use icefloe::IcebergTableProvider;
 use icefloe::spec::SnapshotSelector;
 
-use crate::pyiceberg::{
-    AsOfOracle, Oracle, SnapshotOracle, TableUnderTest, check_aggregates, has_row_level_deletes,
-};
+use crate::pyiceberg::{AsOfOracle, Oracle, SnapshotOracle, TableUnderTest, check_aggregates};
 use crate::support::{self, Report, TableSpec, Via, isolated, open_as_t, utc_timestamp};
 use crate::time_travel::{self, Instant};
 
 pub async fn check_table(table: &TableUnderTest, oracle: &Oracle) -> Report {
     let mut report = Report::new("pyiceberg");
     for snapshot in &oracle.snapshots {
-        if !has_row_level_deletes(snapshot) && snapshot.row_count.is_some() {
+        if snapshot.row_count.is_some() {
             report.absorb(check_snapshot(table, snapshot).await);
         }
     }
     for entry in &oracle.time_travel {
-        report.absorb(check_as_of(table, oracle, entry).await);
+        report.absorb(check_as_of(table, entry).await);
     }
     report
 }
@@ -106,7 +104,7 @@ pub async fn check_column_names(
 
 /// The snapshot an instant selects, asked through the Rust option (the provider must name
 /// the oracle's snapshot) and through SQL; an instant before the first snapshot must fail.
-async fn check_as_of(table: &TableUnderTest, oracle: &Oracle, entry: &AsOfOracle) -> Report {
+async fn check_as_of(table: &TableUnderTest, entry: &AsOfOracle) -> Report {
     let mut report = Report::new("pyiceberg");
     report.travel.as_of_entries += 1;
     if entry.snapshot_id.is_none() {
@@ -117,12 +115,7 @@ async fn check_as_of(table: &TableUnderTest, oracle: &Oracle, entry: &AsOfOracle
         table.identifier,
         utc_timestamp(entry.timestamp_ms)
     );
-    // A snapshot with row-level deletes must fail naming deletes (the harness decides from
-    // the oracle and the metadata JSON, not from icefloe).
-    let deletes = entry
-        .snapshot_id
-        .is_some_and(|id| snapshot_has_deletes(table, oracle, id));
-    let task = check_as_of_entry(table.clone(), entry.clone(), deletes);
+    let task = check_as_of_entry(table.clone(), entry.clone());
     match isolated(task).await {
         Ok(problems) => {
             for problem in problems {
@@ -134,23 +127,7 @@ async fn check_as_of(table: &TableUnderTest, oracle: &Oracle, entry: &AsOfOracle
     report
 }
 
-fn snapshot_has_deletes(table: &TableUnderTest, oracle: &Oracle, id: i64) -> bool {
-    match oracle.snapshots.iter().find(|s| s.snapshot_id == id) {
-        Some(snapshot) => has_row_level_deletes(snapshot),
-        None => time_travel::snapshot(&table.metadata, id).is_none_or(|s| {
-            let total = |name: &str| s["summary"][name].as_str().unwrap_or("0") != "0";
-            [
-                "total-delete-files",
-                "total-position-deletes",
-                "total-equality-deletes",
-            ]
-            .iter()
-            .any(|name| total(name))
-        }),
-    }
-}
-
-async fn check_as_of_entry(table: TableUnderTest, entry: AsOfOracle, deletes: bool) -> Vec<String> {
+async fn check_as_of_entry(table: TableUnderTest, entry: AsOfOracle) -> Vec<String> {
     let mut problems = Vec::new();
     let selector = SnapshotSelector::AsOfTimestamp(entry.timestamp_ms);
     // Rust: the provider resolves to the oracle's snapshot.
@@ -182,11 +159,6 @@ async fn check_as_of_entry(table: TableUnderTest, entry: AsOfOracle, deletes: bo
             Err(e) => Err(e),
         };
         match (counted, entry.snapshot_id, entry.row_count) {
-            (Err(e), Some(_), _) if deletes && e.to_lowercase().contains("delete") => {}
-            (Ok(n), Some(_), _) if deletes => problems.push(format!(
-                "{via:?}: the snapshot has row-level deletes, expected an error naming deletes, \
-                 got count(*) = {n}"
-            )),
             (Ok(n), Some(_), Some(want)) if n != want => {
                 problems.push(format!("{via:?}: count(*): expected {want}, got {n}"))
             }

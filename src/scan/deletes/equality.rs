@@ -170,7 +170,9 @@ impl EqualityDeletes {
                 .map(|(i, ty)| cast(batch.column(*i), ty))
                 .collect::<std::result::Result<_, _>>()
                 .map_err(|e| corrupt(&e))?;
-            let rows = converter.convert_columns(&arrays).map_err(|e| corrupt(&e))?;
+            let rows = converter
+                .convert_columns(&arrays)
+                .map_err(|e| corrupt(&e))?;
             keys.extend(rows.iter().map(|row| Box::<[u8]>::from(row.as_ref())));
         }
         Ok(KeySet {
@@ -379,9 +381,11 @@ mod tests {
 
     #[test]
     fn null_keys_equal_null_keys_and_types_matter() {
-        let converter =
-            RowConverter::new(vec![SortField::new(DataType::Int64), SortField::new(DataType::Utf8)])
-                .unwrap();
+        let converter = RowConverter::new(vec![
+            SortField::new(DataType::Int64),
+            SortField::new(DataType::Utf8),
+        ])
+        .unwrap();
         let deleted: Vec<ArrayRef> = vec![
             Arc::new(Int64Array::from(vec![Some(1), None])),
             Arc::new(StringArray::from(vec![None, Some("x")])),

@@ -5,8 +5,9 @@
 //!   narrowed by `referenced_data_file` and, when its `file_path` bounds name one file, by
 //!   those;
 //! - a deletion vector (a position delete stored in Puffin) applies to its
-//!   `referenced_data_file` at a data sequence number `<=` its own, and replaces the position
-//!   delete files of that data file (writers fold older ones into the vector);
+//!   `referenced_data_file` at a data sequence number `<=` its own, same partition rule, and
+//!   replaces the position delete files of that data file (writers fold older ones into the
+//!   vector);
 //! - an equality delete file applies to a data file whose data sequence number is strictly
 //!   `<` its own, with the same partition rule.
 //!
@@ -17,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::DeleteFileTask;
-use crate::io::FileIO;
+use crate::io::{FileIO, ResolvedLocation};
 use crate::scan::FileScanTask;
 use crate::spec::{DataContentType, FileFormat, Literal, PrimitiveType, TableMetadata};
 
@@ -33,8 +34,8 @@ pub(crate) struct DeleteIndex {
     /// Delete files written with an unpartitioned spec: they apply across partitions.
     global: Vec<Arc<DeleteFileTask>>,
     /// Position delete files and deletion vectors that name their one data file, by the
-    /// resolved location of that file.
-    by_data_file: HashMap<String, Vec<Arc<DeleteFileTask>>>,
+    /// resolved location of that file, with their partition (`None`: unpartitioned spec).
+    by_data_file: HashMap<String, Vec<Scoped>>,
 }
 
 impl DeleteIndex {
@@ -43,21 +44,29 @@ impl DeleteIndex {
         let mut index = Self::default();
         for delete in deletes {
             let delete = Arc::new(delete);
+            let unpartitioned = metadata
+                .partition_spec_by_id(delete.partition_spec_id)
+                .is_none_or(|spec| spec.is_unpartitioned());
+            let partition = (!unpartitioned).then(|| {
+                (
+                    delete.partition_spec_id,
+                    partition_key(&delete.file.partition),
+                )
+            });
             if delete.file.content == DataContentType::PositionDeletes
                 && let Some(target) = single_target(&delete)
             {
                 let key = location_key(io, &target);
-                index.by_data_file.entry(key).or_default().push(delete);
+                index
+                    .by_data_file
+                    .entry(key)
+                    .or_default()
+                    .push((delete, partition));
                 continue;
             }
-            let unpartitioned = metadata
-                .partition_spec_by_id(delete.partition_spec_id)
-                .is_none_or(|spec| spec.is_unpartitioned());
-            if unpartitioned {
-                index.global.push(delete);
-            } else {
-                let key = (delete.partition_spec_id, partition_key(&delete.file.partition));
-                index.by_partition.entry(key).or_default().push(delete);
+            match partition {
+                None => index.global.push(delete),
+                Some(key) => index.by_partition.entry(key).or_default().push(delete),
             }
         }
         index
@@ -78,11 +87,10 @@ impl DeleteIndex {
             task.partition_spec_id,
             partition_key(&task.data_file.partition),
         );
-        let candidates = self
-            .by_data_file
-            .get(&key)
-            .into_iter()
-            .flatten()
+        let named = self.by_data_file.get(&key).into_iter().flatten();
+        let candidates = named
+            .filter(|(_, scope)| scope.as_ref().is_none_or(|p| *p == partition))
+            .map(|(delete, _)| delete)
             .chain(self.by_partition.get(&partition).into_iter().flatten())
             .chain(&self.global);
         let mut applying: Vec<Arc<DeleteFileTask>> = candidates
@@ -131,10 +139,21 @@ fn single_target(delete: &DeleteFileTask) -> Option<String> {
 /// resolves it: such a file is never read, and a delete naming it applies to nothing).
 pub(crate) fn location_key(io: &FileIO, location: &str) -> String {
     match io.resolve(location) {
-        Ok(resolved) => format!("{}{}", resolved.store_url.as_str(), resolved.path),
+        Ok(resolved) => resolved_key(&resolved),
         Err(_) => location.to_string(),
     }
 }
+
+/// [`location_key`] of an already resolved location.
+pub(crate) fn resolved_key(resolved: &ResolvedLocation) -> String {
+    format!("{}{}", resolved.store_url.as_str(), resolved.path)
+}
+
+/// A partition: spec id and [`partition_key`].
+type PartitionKey = (i32, String);
+
+/// A delete file and its partition (`None`: written with an unpartitioned spec).
+type Scoped = (Arc<DeleteFileTask>, Option<PartitionKey>);
 
 /// A hashable form of a partition tuple (values of one spec compare equal exactly when their
 /// debug forms do).
@@ -149,3 +168,7 @@ impl DeleteFileTask {
             && self.file.file_format == FileFormat::Puffin
     }
 }
+
+#[cfg(test)]
+#[path = "index_tests.rs"]
+mod tests;

@@ -30,6 +30,9 @@ const POS_FIELD_ID: i32 = 2_147_483_545;
 /// How many delete files are read at once.
 const CONCURRENCY: usize = 8;
 
+/// A delete file and the location keys of the data files it applies to.
+type Targets = (Arc<DeleteFileTask>, HashSet<String>);
+
 /// Deleted positions per data file, by the data file's location key.
 pub(crate) type DeletedPositions = HashMap<String, RoaringTreemap>;
 
@@ -38,8 +41,7 @@ pub(crate) type DeletedPositions = HashMap<String, RoaringTreemap>;
 pub(crate) async fn load(io: &FileIO, tasks: &[FileScanTask]) -> Result<DeletedPositions> {
     // Which data files each delete file applies to.
     // Keyed by path and blob offset: one Puffin file holds the vectors of many data files.
-    let mut targets: HashMap<(&str, Option<i64>), (Arc<DeleteFileTask>, HashSet<String>)> =
-        HashMap::new();
+    let mut targets: HashMap<(&str, Option<i64>), Targets> = HashMap::new();
     for task in tasks {
         let mut key = None;
         for delete in &task.deletes {
@@ -81,12 +83,15 @@ pub(crate) async fn load(io: &FileIO, tasks: &[FileScanTask]) -> Result<DeletedP
 async fn read_vector(io: &FileIO, delete: &DeleteFileTask) -> Result<DeletedPositions> {
     let file = &delete.file;
     let path = &file.file_path;
-    let missing = |what: &str| Error::corrupt(path.clone(), format!("deletion vector without {what}"));
+    let missing =
+        |what: &str| Error::corrupt(path.clone(), format!("deletion vector without {what}"));
     let target = file
         .referenced_data_file
         .as_deref()
         .ok_or_else(|| missing("referenced_data_file"))?;
-    let offset = file.content_offset.ok_or_else(|| missing("content_offset"))?;
+    let offset = file
+        .content_offset
+        .ok_or_else(|| missing("content_offset"))?;
     let size = file
         .content_size_in_bytes
         .ok_or_else(|| missing("content_size_in_bytes"))?;

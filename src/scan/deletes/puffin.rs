@@ -77,7 +77,9 @@ mod tests {
             (truncated, "length"),
             (&good[..5], "too short"),
         ] {
-            let err = decode_deletion_vector(bytes, "f.puffin").unwrap_err().to_string();
+            let err = decode_deletion_vector(bytes, "f.puffin")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("f.puffin") && err.contains(words), "{err}");
         }
     }
