@@ -41,6 +41,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod expr;
 mod error;
 pub mod io;
 pub mod metadata_tables;

@@ -1,0 +1,1 @@
+//! DataFusion `Expr` -> [`super::Predicate`]. (Being written.)

@@ -1,0 +1,1 @@
+//! (Being written: see the module list in mod.rs.)

@@ -1,0 +1,1 @@
+//! Inclusive projection through partition transforms. (Being written.)
