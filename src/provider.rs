@@ -15,9 +15,11 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
 use crate::error::{Error, Result};
+use crate::expr::Predicate;
 use crate::io::FileIO;
 use crate::scan::exec::{ScanInput, build_exec};
-use crate::scan::{FileScanTask, IncrementalRange, plan_files, plan_incremental_files};
+use crate::scan::plan::{Pruner, plan_scan};
+use crate::scan::{FileScanTask, IncrementalRange, PlanStats, ScanPlan, plan_incremental_files};
 use crate::spec::{Schema, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
@@ -137,10 +139,16 @@ impl IcebergTableProvider {
 
     /// The data files a scan reads, planned from metadata.
     pub async fn plan_files(&self) -> Result<Vec<FileScanTask>> {
+        Ok(self.plan(Predicate::AlwaysTrue).await?.tasks)
+    }
+
+    /// The scan of the rows that may match `filter` (over the read schema), planned from
+    /// metadata: the data files left after pruning, and what was pruned.
+    pub async fn plan(&self, filter: Predicate) -> Result<ScanPlan> {
         let metadata = self.table.metadata();
         let io = self.table.io();
         match &self.read {
-            ReadKind::Snapshot(None) => Ok(Vec::new()),
+            ReadKind::Snapshot(None) => Ok(ScanPlan::default()),
             ReadKind::Snapshot(Some(id)) => {
                 let snapshot = metadata.snapshot_by_id(*id).ok_or_else(|| {
                     Error::not_found(format!(
@@ -148,9 +156,24 @@ impl IcebergTableProvider {
                         self.table.metadata_location()
                     ))
                 })?;
-                plan_files(io, metadata, snapshot).await
+                let pruner = Pruner::new(metadata, &self.schema, filter);
+                plan_scan(io, metadata, snapshot, &pruner).await
             }
-            ReadKind::Incremental(range) => plan_incremental_files(io, metadata, range).await,
+            ReadKind::Incremental(range) => {
+                let started = std::time::Instant::now();
+                let tasks = plan_incremental_files(io, metadata, range).await?;
+                let stats = PlanStats {
+                    data_files_total: tasks.len(),
+                    data_files_scanned: tasks.len(),
+                    bytes_scanned: tasks
+                        .iter()
+                        .map(|t| u64::try_from(t.data_file.file_size_in_bytes).unwrap_or(0))
+                        .sum(),
+                    planning_time: started.elapsed(),
+                    ..PlanStats::default()
+                };
+                Ok(ScanPlan { tasks, stats })
+            }
         }
     }
 
@@ -185,12 +208,13 @@ impl TableProvider for IcebergTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let tasks = self.plan_files().await?;
+        let plan = self.plan(Predicate::AlwaysTrue).await?;
         let input = ScanInput {
             table: &self.table,
             schema: &self.schema,
             arrow_schema: Arc::clone(&self.arrow_schema),
-            tasks,
+            tasks: plan.tasks,
+            stats: plan.stats,
         };
         build_exec(state, input, projection, filters, limit).await
     }

@@ -122,3 +122,89 @@ async fn time_travel_reads_each_commit() {
         "{too_early}"
     );
 }
+
+/// Copies a directory tree.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_second_plan_reads_manifests_from_the_cache() {
+    // A private copy, so no other test shares its cache keys.
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(
+        std::path::Path::new(&format!("{}/db/orders", warehouse())),
+        copy.path(),
+    );
+    let relocation = Relocation::new().with_rule(
+        "file:///data/lake/wh1/db/orders",
+        copy.path().display().to_string(),
+    );
+    let ctx = SessionContext::new();
+    let io = FileIO::new(ctx.runtime_env(), relocation);
+    let table = Table::load(io, &copy.path().display().to_string())
+        .await
+        .unwrap();
+    let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current).unwrap();
+    let first = provider.plan_files().await.unwrap();
+    // Manifest lists and manifests are immutable: once decoded, they are not read again.
+    for entry in std::fs::read_dir(copy.path().join("metadata")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "avro") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let second = provider.plan_files().await.unwrap();
+    let paths = |tasks: &[FileScanTask]| -> Vec<String> {
+        tasks
+            .iter()
+            .map(|t| t.data_file.file_path.clone())
+            .collect()
+    };
+    assert_eq!(paths(&first), paths(&second));
+    assert_eq!(first.len(), 2);
+}
+
+/// The value of a named metric anywhere in `plan`.
+fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<usize> {
+    let own = plan
+        .metrics()
+        .and_then(|m| m.sum_by_name(name))
+        .map(|v| v.as_usize());
+    own.or_else(|| plan.children().into_iter().find_map(|c| metric(c, name)))
+}
+
+#[tokio::test]
+async fn planning_counts_are_scan_metrics() {
+    let ctx = SessionContext::new();
+    let provider =
+        IcebergTableProvider::try_new(orders(&ctx).await, SnapshotSelector::Current).unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let plan = ctx
+        .sql("SELECT order_id FROM t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap();
+    // db.orders (fixture README): two appends of one file each, the second keeping the
+    // first's manifest, so the current manifest list holds two manifests.
+    assert_eq!(metric(&plan, "manifests_total"), Some(2));
+    assert_eq!(metric(&plan, "manifests_pruned"), Some(0));
+    assert_eq!(metric(&plan, "data_files_total"), Some(2));
+    assert_eq!(metric(&plan, "data_files_scanned"), Some(2));
+    assert_eq!(metric(&plan, "delete_files_matched"), Some(0));
+    assert!(metric(&plan, "planning_time").is_some());
+}

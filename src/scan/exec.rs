@@ -10,6 +10,7 @@ use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DFSchema, ScalarValue, Statistics};
 use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::FileSource;
 use datafusion::datasource::physical_plan::parquet::{
     CachedParquetFileReaderFactory, ParquetRowSelection,
 };
@@ -23,6 +24,7 @@ use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::metrics::MetricBuilder;
 use datafusion::physical_plan::union::UnionExec;
 
 use super::adapter::FieldIdAdapterFactory;
@@ -30,7 +32,7 @@ use super::deletes::DeleteFileTask;
 use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
 use super::deletes::index::resolved_key;
 use super::deletes::positions::{self, surviving_rows};
-use super::plan::FileScanTask;
+use super::plan::{FileScanTask, PlanStats};
 use super::reader::SizeCheckingReaderFactory;
 use crate::error::Result;
 use crate::io::FileIO;
@@ -44,6 +46,8 @@ pub(crate) struct ScanInput<'a> {
     pub(crate) schema: &'a Schema,
     pub(crate) arrow_schema: SchemaRef,
     pub(crate) tasks: Vec<FileScanTask>,
+    /// What planning read and skipped, reported as the scan's metrics.
+    pub(crate) stats: PlanStats,
 }
 
 /// Builds the physical plan of a scan.
@@ -142,6 +146,9 @@ pub(crate) async fn build_exec(
         if let Some(predicate) = &predicate {
             source = source.with_predicate(Arc::clone(predicate));
         }
+        if plans.is_empty() {
+            report_planning(&source, &input.stats);
+        }
         let statistics = total_statistics(&files, &file_schema, equality.is_some());
         let config = FileScanConfigBuilder::new(store_url, Arc::new(source))
             .with_file_groups(spread(files, target_partitions))
@@ -162,6 +169,36 @@ pub(crate) async fn build_exec(
         ),
         None => Ok(scan),
     }
+}
+
+/// Planning's counts as metrics of the (first) Parquet scan, so EXPLAIN ANALYZE shows them:
+/// `manifests_total`, `manifests_pruned`, `data_files_total`, `data_files_pruned_by_partition`,
+/// `data_files_pruned_by_metrics`, `data_files_scanned`, `delete_files_matched` and
+/// `planning_time`. (`bytes_scanned` is DataFusion's own Parquet metric of that name: the
+/// bytes actually read, after row-group and page pruning.)
+fn report_planning(source: &ParquetSource, stats: &PlanStats) {
+    let metrics = source.metrics();
+    let counts = [
+        ("manifests_total", stats.manifests_total),
+        ("manifests_pruned", stats.manifests_pruned),
+        ("data_files_total", stats.data_files_total),
+        (
+            "data_files_pruned_by_partition",
+            stats.data_files_pruned_by_partition,
+        ),
+        (
+            "data_files_pruned_by_metrics",
+            stats.data_files_pruned_by_metrics,
+        ),
+        ("data_files_scanned", stats.data_files_scanned),
+        ("delete_files_matched", stats.delete_files_matched),
+    ];
+    for (name, value) in counts {
+        MetricBuilder::new(metrics).global_counter(name).add(value);
+    }
+    MetricBuilder::new(metrics)
+        .subset_time("planning_time", 0)
+        .add_duration(stats.planning_time);
 }
 
 /// Memory held by the deleted positions of a scan's files, reserved in the session's pool

@@ -1,6 +1,10 @@
 //! Reading a snapshot's manifest list and manifests through [`FileIO`], with errors that name
-//! the file and the snapshot.
+//! the file and the snapshot, through the process-wide [`ManifestCache`].
 
+use std::sync::Arc;
+
+use super::cache::{Cached, ManifestCache};
+use super::deletes::index::location_key;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::manifest::parse_manifest_metadata;
@@ -18,8 +22,20 @@ pub async fn read_manifest_list(
     snapshot: &Snapshot,
 ) -> Result<Vec<ManifestFile>> {
     if let Some(list) = &snapshot.manifest_list {
+        let cache = ManifestCache::global();
+        let key = format!(
+            "list|{:?}|{}",
+            metadata.format_version,
+            location_key(io, list)
+        );
+        if let Some(Cached::List(cached)) = cache.get(&key) {
+            return Ok(cached.as_ref().clone());
+        }
         let bytes = io.read(list).await.map_err(|e| in_snapshot(e, snapshot))?;
-        return parse_manifest_list(&bytes, metadata.format_version).map_err(|e| e.in_file(list));
+        let parsed =
+            parse_manifest_list(&bytes, metadata.format_version).map_err(|e| e.in_file(list))?;
+        cache.insert(key, Cached::List(Arc::new(parsed.clone())));
+        return Ok(parsed);
     }
     let Some(paths) = &snapshot.manifests else {
         return Err(Error::corrupt(
@@ -61,8 +77,22 @@ pub async fn read_manifest(
             )
         })?;
     let partition_type = partition_type(metadata, spec).map_err(|e| e.in_file(path))?;
+    // Decoding depends on the partition type and on what the list entry passes down.
+    let cache = ManifestCache::global();
+    let key = format!(
+        "manifest|{}|{}|{}|{partition_type:?}|{}",
+        manifest.added_snapshot_id,
+        manifest.sequence_number,
+        manifest.min_sequence_number,
+        location_key(io, path)
+    );
+    if let Some(Cached::Manifest(cached)) = cache.get(&key) {
+        return Ok(cached.as_ref().clone());
+    }
     let bytes = io.read(path).await?;
-    parse_manifest(&bytes, manifest, &partition_type).map_err(|e| e.in_file(path))
+    let parsed = parse_manifest(&bytes, manifest, &partition_type).map_err(|e| e.in_file(path))?;
+    cache.insert(key, Cached::Manifest(Arc::new(parsed.clone())));
+    Ok(parsed)
 }
 
 /// The partition struct type of a spec, with source types from the current schema (so values

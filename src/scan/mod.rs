@@ -3,14 +3,17 @@
 //! plan the files a range of append snapshots added.
 
 mod adapter;
+pub mod cache;
 pub(crate) mod deletes;
 pub(crate) mod exec;
 mod incremental;
 mod manifests;
-mod plan;
+pub(crate) mod plan;
+mod prune;
 mod reader;
 
+pub use cache::{CacheStats, ManifestCache};
+pub use deletes::DeleteFileTask;
 pub use incremental::{IncrementalRange, plan_incremental_files};
 pub use manifests::{partition_type, read_manifest, read_manifest_list};
-pub use deletes::DeleteFileTask;
-pub use plan::{FileScanTask, plan_files};
+pub use plan::{FileScanTask, PlanStats, ScanPlan, plan_files};

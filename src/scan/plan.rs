@@ -7,6 +7,7 @@ use futures::{StreamExt, TryStreamExt, stream};
 
 use super::deletes::{DeleteFileTask, DeleteIndex};
 use super::manifests::{read_manifest, read_manifest_list};
+pub(crate) use super::prune::Pruner;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::{
@@ -30,6 +31,38 @@ pub struct FileScanTask {
     pub deletes: Vec<Arc<DeleteFileTask>>,
 }
 
+/// What planning did, for EXPLAIN ANALYZE (see [`super::exec`] for the metric names).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Manifests in the snapshot's manifest list (data and delete).
+    pub manifests_total: usize,
+    /// Manifests skipped by their partition summaries (stage 1), never read.
+    pub manifests_pruned: usize,
+    /// Live data files in the manifests that were read.
+    pub data_files_total: usize,
+    /// Data files skipped by their partition tuple (stage 2).
+    pub data_files_pruned_by_partition: usize,
+    /// Data files skipped by their column metrics (stage 2).
+    pub data_files_pruned_by_metrics: usize,
+    /// Data files left to scan.
+    pub data_files_scanned: usize,
+    /// Distinct delete files that apply to a scanned data file.
+    pub delete_files_matched: usize,
+    /// The bytes of the data files left to scan.
+    pub bytes_scanned: u64,
+    /// Wall time spent planning.
+    pub planning_time: std::time::Duration,
+}
+
+/// A planned scan: the data files to read and what planning skipped.
+#[derive(Debug, Clone, Default)]
+pub struct ScanPlan {
+    /// The data files, each with the delete files that apply to it.
+    pub tasks: Vec<FileScanTask>,
+    /// Counts of what was read and skipped.
+    pub stats: PlanStats,
+}
+
 /// The live data files of `snapshot`, in manifest-list order, each with the live delete files
 /// that apply to it. Data and delete manifests are read concurrently.
 pub async fn plan_files(
@@ -37,8 +70,28 @@ pub async fn plan_files(
     metadata: &TableMetadata,
     snapshot: &Snapshot,
 ) -> Result<Vec<FileScanTask>> {
+    let pruner = Pruner::none(metadata);
+    Ok(plan_scan(io, metadata, snapshot, &pruner).await?.tasks)
+}
+
+/// [`plan_files`], skipping what `pruner` proves cannot match: manifests by their partition
+/// summaries before they are read, then files by their partition tuple and column metrics.
+pub(crate) async fn plan_scan(
+    io: &FileIO,
+    metadata: &TableMetadata,
+    snapshot: &Snapshot,
+    pruner: &Pruner<'_>,
+) -> Result<ScanPlan> {
+    let started = std::time::Instant::now();
+    let mut stats = PlanStats::default();
     let manifests = read_manifest_list(io, metadata, snapshot).await?;
-    let per_manifest: Vec<(ManifestContent, Vec<FileScanTask>)> = stream::iter(manifests)
+    stats.manifests_total = manifests.len();
+    let kept: Vec<ManifestFile> = manifests
+        .into_iter()
+        .filter(|m| pruner.manifest_may_match(m))
+        .collect();
+    stats.manifests_pruned = stats.manifests_total - kept.len();
+    let per_manifest: Vec<(ManifestContent, Vec<FileScanTask>)> = stream::iter(kept)
         .map(|m| async move {
             let tasks = manifest_tasks(io, metadata, &m).await?;
             Ok::<_, Error>((m.content, tasks))
@@ -50,21 +103,49 @@ pub async fn plan_files(
     let mut deletes = Vec::new();
     for (content, tasks) in per_manifest {
         match content {
-            ManifestContent::Data => data.extend(tasks),
-            ManifestContent::Deletes => deletes.extend(tasks.into_iter().map(|t| DeleteFileTask {
-                file: t.data_file,
-                partition_spec_id: t.partition_spec_id,
-                data_sequence_number: t.data_sequence_number,
-            })),
+            ManifestContent::Data => {
+                stats.data_files_total += tasks.len();
+                for task in tasks {
+                    if !pruner.partition_may_match(task.partition_spec_id, &task.data_file) {
+                        stats.data_files_pruned_by_partition += 1;
+                    } else if !pruner.metrics_may_match(&task.data_file) {
+                        stats.data_files_pruned_by_metrics += 1;
+                    } else {
+                        data.push(task);
+                    }
+                }
+            }
+            // A delete file applies only within its partition (or everywhere, when its spec
+            // is unpartitioned, which projects to "may match"): one in a partition no
+            // matching row can be in deletes nothing the scan returns.
+            ManifestContent::Deletes => deletes.extend(
+                tasks
+                    .into_iter()
+                    .filter(|t| pruner.partition_may_match(t.partition_spec_id, &t.data_file))
+                    .map(|t| DeleteFileTask {
+                        file: t.data_file,
+                        partition_spec_id: t.partition_spec_id,
+                        data_sequence_number: t.data_sequence_number,
+                    }),
+            ),
         }
     }
     let index = DeleteIndex::new(io, metadata, deletes);
     if !index.is_empty() {
+        let mut matched = std::collections::HashSet::new();
         for task in &mut data {
             task.deletes = index.deletes_for(io, task);
+            matched.extend(task.deletes.iter().map(|d| Arc::as_ptr(d) as usize));
         }
+        stats.delete_files_matched = matched.len();
     }
-    Ok(data)
+    stats.data_files_scanned = data.len();
+    stats.bytes_scanned = data
+        .iter()
+        .map(|t| u64::try_from(t.data_file.file_size_in_bytes).unwrap_or(0))
+        .sum();
+    stats.planning_time = started.elapsed();
+    Ok(ScanPlan { tasks: data, stats })
 }
 
 /// The live entries of a manifest whose content matches the manifest's.
