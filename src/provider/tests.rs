@@ -208,3 +208,33 @@ async fn planning_counts_are_scan_metrics() {
     assert_eq!(metric(&plan, "delete_files_matched"), Some(0));
     assert!(metric(&plan, "planning_time").is_some());
 }
+
+#[tokio::test]
+async fn scan_statistics_come_from_the_manifests() {
+    let ctx = SessionContext::new();
+    let provider =
+        IcebergTableProvider::try_new(orders(&ctx).await, SnapshotSelector::Current).unwrap();
+    let plan = provider
+        .scan(&ctx.state(), Some(&vec![0]), &[], None)
+        .await
+        .unwrap();
+    use datafusion::physical_plan::statistics::{StatisticsArgs, StatisticsContext};
+    let stats = StatisticsContext::new()
+        .compute(plan.as_ref(), &StatisticsArgs::new())
+        .unwrap();
+    use datafusion::common::ScalarValue;
+    use datafusion::common::stats::Precision;
+    // Order ids 1..=10 and 11..=20, no NULLs (the fixture's construction).
+    assert_eq!(stats.num_rows, Precision::Exact(20));
+    let order_id = &stats.column_statistics[0];
+    assert_eq!(order_id.null_count, Precision::Exact(0));
+    // Bounds are never exact: DataFusion must not answer MIN/MAX from them.
+    assert_eq!(
+        order_id.min_value,
+        Precision::Inexact(ScalarValue::Int64(Some(1)))
+    );
+    assert_eq!(
+        order_id.max_value,
+        Precision::Inexact(ScalarValue::Int64(Some(20)))
+    );
+}

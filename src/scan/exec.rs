@@ -419,6 +419,8 @@ fn physical_predicate(
 struct IdentityConstants {
     /// spec id -> (tuple position, column index, column type)
     by_spec: HashMap<i32, Vec<(usize, usize, crate::spec::PrimitiveType)>>,
+    /// Per read-schema column: its field id and type when it is primitive (metrics exist).
+    metric_columns: Vec<Option<(i32, crate::spec::PrimitiveType)>>,
 }
 
 impl IdentityConstants {
@@ -443,7 +445,18 @@ impl IdentityConstants {
             }
             by_spec.insert(spec.spec_id, cols);
         }
-        Self { by_spec }
+        let metric_columns = schema
+            .columns()
+            .iter()
+            .map(|c| match &c.field_type {
+                Type::Primitive(ty) => Some((c.id, ty.clone())),
+                _ => None,
+            })
+            .collect();
+        Self {
+            by_spec,
+            metric_columns,
+        }
     }
 }
 
@@ -461,7 +474,9 @@ fn partitioned_file(
     let num_rows = usize::try_from(data_file.record_count).unwrap_or(0);
     // With deletes the record count is an upper bound, not the row count.
     let exact = task.deletes.is_empty();
-    let mut columns = vec![ColumnStatistics::new_unknown(); schema.fields().len()];
+    let mut columns: Vec<ColumnStatistics> = (0..schema.fields().len())
+        .map(|col| metric_column(constants.metric_columns.get(col), data_file, exact))
+        .collect();
     for (pos, col, ty) in constants
         .by_spec
         .get(&task.partition_spec_id)
@@ -489,6 +504,40 @@ fn partitioned_file(
     Ok(file)
 }
 
+/// A column's statistics from the file's metrics: its null count (exact without deletes), and
+/// its bounds as inexact min and max (bounds may be truncated or loose; DataFusion must not
+/// answer MIN/MAX from them).
+fn metric_column(
+    column: Option<&Option<(i32, crate::spec::PrimitiveType)>>,
+    file: &crate::spec::DataFile,
+    exact: bool,
+) -> ColumnStatistics {
+    let Some(Some((id, ty))) = column else {
+        return ColumnStatistics::new_unknown();
+    };
+    let mut stats = ColumnStatistics::new_unknown();
+    if let Some(nulls) = file.null_value_counts.get(id) {
+        let nulls = usize::try_from(*nulls).unwrap_or(0);
+        stats.null_count = if exact {
+            Precision::Exact(nulls)
+        } else {
+            Precision::Inexact(nulls)
+        };
+    }
+    let bound = |bounds: &Option<HashMap<i32, Vec<u8>>>| {
+        let bytes = bounds.as_ref()?.get(id)?;
+        let value = Literal::from_bytes(ty, bytes).ok()?;
+        literal_to_scalar(Some(&value), ty).ok()
+    };
+    if let Some(min) = bound(&file.lower_bounds) {
+        stats.min_value = Precision::Inexact(min);
+    }
+    if let Some(max) = bound(&file.upper_bounds) {
+        stats.max_value = Precision::Inexact(max);
+    }
+    stats
+}
+
 fn constant_column(value: ScalarValue, num_rows: usize, exact: bool) -> ColumnStatistics {
     if value.is_null() {
         ColumnStatistics {
@@ -513,7 +562,7 @@ fn constant_column(value: ScalarValue, num_rows: usize, exact: bool) -> ColumnSt
 /// Table-level statistics: the sum of the files' record counts, exact when no deletes apply
 /// to any of them (deleted rows are never answered from record counts).
 fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, ordinal: bool) -> Statistics {
-    let stats = files.iter().filter_map(|f| f.statistics.as_ref());
+    let stats = files.iter().filter_map(|f| f.statistics.as_deref());
     let num_rows = stats
         .clone()
         .map(|s| s.num_rows.get_value().copied().unwrap_or(0))
@@ -521,12 +570,19 @@ fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, ordinal: bool
     let exact = stats
         .clone()
         .all(|s| s.num_rows.is_exact().unwrap_or(false));
-    let mut total = Statistics::new_unknown(schema);
-    if ordinal {
-        total
-            .column_statistics
-            .push(ColumnStatistics::new_unknown());
-    }
+    // Column statistics merged across files (min of mins, max of maxes, summed null counts);
+    // a file without a value makes the total unknown.
+    let mut total = match ordinal {
+        false => Statistics::try_merge_iter(stats, schema)
+            .unwrap_or_else(|_| Statistics::new_unknown(schema)),
+        true => {
+            let mut unknown = Statistics::new_unknown(schema);
+            unknown
+                .column_statistics
+                .push(ColumnStatistics::new_unknown());
+            unknown
+        }
+    };
     total.num_rows = if exact {
         Precision::Exact(num_rows)
     } else {
