@@ -172,3 +172,12 @@ impl DeleteFileTask {
 #[cfg(test)]
 #[path = "index_tests.rs"]
 mod tests;
+
+/// Building blocks for the delete tests of sibling modules.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    /// A minimal Parquet data-file entry at `path` (content: data; callers change it).
+    pub(crate) fn file(path: String) -> crate::spec::DataFile {
+        super::tests::file(super::DataContentType::Data, &path, None)
+    }
+}

@@ -35,7 +35,7 @@ fn metadata() -> TableMetadata {
     TableMetadata::parse(json.as_bytes()).unwrap()
 }
 
-fn file(content: DataContentType, path: &str, region: Option<&str>) -> DataFile {
+pub(super) fn file(content: DataContentType, path: &str, region: Option<&str>) -> DataFile {
     DataFile {
         content,
         file_path: path.to_string(),

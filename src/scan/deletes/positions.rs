@@ -123,6 +123,8 @@ async fn read_position_file(
     let pos = column(&schema, POS_FIELD_ID, "pos")
         .ok_or_else(|| corrupt(&"position delete file without a pos column"))?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), [file_path, pos]);
+    // The projection keeps the file's column order, whichever comes first.
+    let (path_column, pos_column) = if file_path < pos { (0, 1) } else { (1, 0) };
     let reader = builder
         .with_projection(mask)
         .build()
@@ -131,8 +133,8 @@ async fn read_position_file(
     let mut last: Option<(String, Option<String>)> = None;
     for batch in reader {
         let batch: RecordBatch = batch.map_err(|e| corrupt(&e))?;
-        let paths = cast(batch.column(0), &DataType::Utf8).map_err(|e| corrupt(&e))?;
-        let positions = cast(batch.column(1), &DataType::Int64).map_err(|e| corrupt(&e))?;
+        let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(|e| corrupt(&e))?;
+        let positions = cast(batch.column(pos_column), &DataType::Int64).map_err(|e| corrupt(&e))?;
         let paths = paths.as_string::<i32>();
         let positions = positions.as_primitive::<Int64Type>();
         for row in 0..batch.num_rows() {
@@ -215,6 +217,54 @@ mod tests {
             [(true, 2), (false, 3), (true, 1), (false, 3), (true, 1)]
         );
         assert_eq!(selectors(&[3], 5), [(false, 3), (true, 1), (false, 1)]);
+    }
+
+    #[tokio::test]
+    async fn reads_position_files_by_column_identity_not_order() {
+        use datafusion::arrow::array::{Int64Array, StringArray};
+        use datafusion::arrow::datatypes::Field;
+        use datafusion::parquet::arrow::ArrowWriter;
+        use std::collections::HashMap as Map;
+
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("d.parquet").display().to_string();
+        let other = dir.path().join("other.parquet").display().to_string();
+        let with_id = |name: &str, ty: DataType, id: i32| {
+            Field::new(name, ty, false)
+                .with_metadata(Map::from([(FIELD_ID_KEY.to_string(), id.to_string())]))
+        };
+        // `pos` first: the spec orders them the other way, but a reader must not depend on it.
+        let schema = Arc::new(ArrowSchema::new(vec![
+            with_id("pos", DataType::Int64, POS_FIELD_ID),
+            with_id("file_path", DataType::Utf8, FILE_PATH_FIELD_ID),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(vec![3, 7, 1])),
+                Arc::new(StringArray::from(vec![data.as_str(), data.as_str(), other.as_str()])),
+            ],
+        )
+        .unwrap();
+        let path = dir.path().join("deletes.parquet");
+        let mut writer = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None)
+            .unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+
+        let io = FileIO::default();
+        let mut file = super::super::index::tests_support::file(path.display().to_string());
+        file.content = DataContentType::PositionDeletes;
+        let delete = DeleteFileTask {
+            file,
+            partition_spec_id: 0,
+            data_sequence_number: 1,
+        };
+        let keys = HashSet::from([location_key(&io, &data)]);
+        let deleted = read_position_file(&io, &delete, &keys).await.unwrap();
+        let positions: Vec<u64> = deleted[&location_key(&io, &data)].iter().collect();
+        assert_eq!(positions, [3, 7]);
+        assert_eq!(deleted.len(), 1, "rows for other data files are not kept");
     }
 
     #[test]
