@@ -16,10 +16,12 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::{Error, Result};
 use crate::expr::Predicate;
+use crate::expr::convert::{convert, convert_filters};
 use crate::io::FileIO;
 use crate::scan::exec::{ScanInput, build_exec};
 use crate::scan::plan::{Pruner, plan_scan};
 use crate::scan::{FileScanTask, IncrementalRange, PlanStats, ScanPlan, plan_incremental_files};
+use crate::spec::Transform;
 use crate::spec::{Schema, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
@@ -161,9 +163,20 @@ impl IcebergTableProvider {
             }
             ReadKind::Incremental(range) => {
                 let started = std::time::Instant::now();
-                let tasks = plan_incremental_files(io, metadata, range).await?;
+                let all = plan_incremental_files(io, metadata, range).await?;
+                let total = all.len();
+                // The same stage-2 pruning as a snapshot scan (exact for identity partitions,
+                // which `supports_filters_pushdown` relies on).
+                let pruner = Pruner::new(metadata, &self.schema, filter);
+                let tasks: Vec<FileScanTask> = all
+                    .into_iter()
+                    .filter(|t| {
+                        pruner.partition_may_match(t.partition_spec_id, &t.data_file)
+                            && pruner.metrics_may_match(&t.data_file)
+                    })
+                    .collect();
                 let stats = PlanStats {
-                    data_files_total: tasks.len(),
+                    data_files_total: total,
                     data_files_scanned: tasks.len(),
                     bytes_scanned: tasks
                         .iter()
@@ -197,8 +210,17 @@ impl TableProvider for IcebergTableProvider {
         &self,
         filters: &[&Expr],
     ) -> DFResult<Vec<TableProviderFilterPushDown>> {
-        // Filters prune row groups and pages; DataFusion still applies them to the rows.
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        // A filter on columns that every partition spec of the table partitions by identity is
+        // decided exactly by the partition tuples during planning (a file's rows all carry its
+        // partition value), so DataFusion need not apply it again. Every other filter prunes
+        // manifests, files, row groups and pages, and DataFusion still applies it to the rows.
+        Ok(filters
+            .iter()
+            .map(|f| match self.decided_by_partitions(f) {
+                true => TableProviderFilterPushDown::Exact,
+                false => TableProviderFilterPushDown::Inexact,
+            })
+            .collect())
     }
 
     async fn scan(
@@ -208,7 +230,14 @@ impl TableProvider for IcebergTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let plan = self.plan(Predicate::AlwaysTrue).await?;
+        let (filter, _) = convert_filters(filters, &self.schema);
+        let mut plan = self.plan(filter).await?;
+        // With a limit, no filter left for DataFusion to apply and no deletes, record counts
+        // are row counts: files past the limit need not be opened.
+        let residual = filters.iter().any(|f| !self.decided_by_partitions(f));
+        if let Some(limit) = limit.filter(|_| !residual) {
+            keep_files_for_limit(&mut plan.tasks, limit);
+        }
         let input = ScanInput {
             table: &self.table,
             schema: &self.schema,
@@ -218,6 +247,44 @@ impl TableProvider for IcebergTableProvider {
         };
         build_exec(state, input, projection, filters, limit).await
     }
+}
+
+impl IcebergTableProvider {
+    /// Whether `filter` converts exactly and reads only columns that every partition spec of
+    /// the table partitions by identity.
+    fn decided_by_partitions(&self, filter: &Expr) -> bool {
+        let Some(predicate) = convert(filter, &self.schema) else {
+            return false;
+        };
+        let specs = &self.table.metadata().partition_specs;
+        let ids = predicate.field_ids();
+        !ids.is_empty()
+            && !specs.is_empty()
+            && ids.iter().all(|id| {
+                specs.iter().all(|spec| {
+                    spec.fields
+                        .iter()
+                        .any(|f| f.source_id == *id && f.transform == Transform::Identity)
+                })
+            })
+    }
+}
+
+/// Drops the files after the first ones whose record counts reach `limit`, unless deletes
+/// apply to any file (then record counts overstate rows).
+fn keep_files_for_limit(tasks: &mut Vec<FileScanTask>, limit: usize) {
+    if tasks.iter().any(|t| !t.deletes.is_empty()) {
+        return;
+    }
+    let mut rows = 0usize;
+    let keep = tasks
+        .iter()
+        .position(|t| {
+            rows = rows.saturating_add(usize::try_from(t.data_file.record_count).unwrap_or(0));
+            rows >= limit
+        })
+        .map_or(tasks.len(), |i| i + 1);
+    tasks.truncate(keep);
 }
 
 /// Adds the table's metadata file to a not-found error from the spec layer.

@@ -226,6 +226,9 @@ mod tests {
         assert_eq!(lt(1).and(Predicate::AlwaysTrue), lt(1));
         assert_eq!(lt(1).or(Predicate::AlwaysTrue), Predicate::AlwaysTrue);
         assert_eq!(Predicate::AlwaysFalse.or(lt(1)), lt(1));
-        assert_eq!(lt(1).and(Predicate::AlwaysFalse).negate(), Predicate::AlwaysTrue);
+        assert_eq!(
+            lt(1).and(Predicate::AlwaysFalse).negate(),
+            Predicate::AlwaysTrue
+        );
     }
 }

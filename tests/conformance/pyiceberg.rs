@@ -2,7 +2,7 @@
 //! (answers by PyIceberg, cross-checked with DuckDB; see `pyiceberg/README.md`).
 //!
 //! Time travel, refs and incremental reads are checked in `pyiceberg_travel` and
-//! `pyiceberg_refs`. Not checked yet (later issues): `inspect`, `files_planned`.
+//! `pyiceberg_refs`. Every filter's `files_planned` bounds the data files icefloe scans.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -131,6 +131,9 @@ struct FilterOracle {
     duckdb_row_count: Option<i64>,
     #[serde(default)]
     sql_semantics_may_differ: bool,
+    /// How many data files PyIceberg's `plan_files()` keeps for the filter.
+    #[serde(default)]
+    files_planned: Option<usize>,
 }
 
 /// One table of the warehouse as the checks need it.
@@ -438,7 +441,30 @@ async fn check_filters(
             ),
             Err(e) => report.query_failed(context, &format!("WHERE {sql}"), &e),
         }
+        // Pruning: icefloe opens at most the data files PyIceberg's planner keeps, except for
+        // ranges on float columns (see `float_range`).
+        if let Some(planned) = filter.files_planned.filter(|_| !float_range(&filter.expr)) {
+            match support::data_files_scanned(ctx, &sql).await {
+                Ok(scanned) if scanned <= planned => report.pruned_filters += 1,
+                Ok(scanned) => report.mismatch(
+                    context,
+                    format!("WHERE {sql}: scans {scanned} data files, PyIceberg plans {planned}"),
+                ),
+                Err(e) => report.query_failed(context, &format!("plan WHERE {sql}"), &e),
+            }
+        }
     }
+}
+
+/// A `<`, `<=`, `>`, `>=` filter on a float or double column. PyIceberg prunes those by
+/// bounds with IEEE semantics (NaN matches no comparison); DataFusion orders NaN above every
+/// number (`NaN > 5` is true), so icefloe prunes float ranges only when the file's NaN count
+/// is known to be 0 (PyIceberg writes no NaN counts): otherwise whether a NaN row is returned
+/// would depend on which file it sits in.
+fn float_range(expr: &Value) -> bool {
+    let float = matches!(expr["type"].as_str(), Some("float" | "double"));
+    let range = matches!(expr["op"].as_str(), Some("lt" | "lte" | "gt" | "gte"));
+    float && range
 }
 
 /// `GROUP BY` each partition source column, compared as a multiset of (value, count).

@@ -61,6 +61,8 @@ pub struct Report {
     pub skipped_tables: Vec<String>,
     pub snapshots: usize,
     pub delete_snapshots: usize,
+    /// Filters whose scan opened at most the data files PyIceberg plans.
+    pub pruned_filters: usize,
     pub tolerated_errors: usize,
     pub filters: usize,
     pub travel: TravelCounts,
@@ -107,6 +109,7 @@ impl Report {
         self.skipped_tables.extend(part.skipped_tables);
         self.snapshots += part.snapshots;
         self.delete_snapshots += part.delete_snapshots;
+        self.pruned_filters += part.pruned_filters;
         self.tolerated_errors += part.tolerated_errors;
         self.filters += part.filters;
         self.travel.add(&part.travel);
@@ -130,13 +133,15 @@ impl Report {
         self.absorb(own);
         println!("fixture root: {}", root.describe());
         println!(
-            "{}: {} tables, {} snapshots checked ({} with row-level deletes), {} filters checked, \
+            "{}: {} tables, {} snapshots checked ({} with row-level deletes), {} filters checked \
+             ({} pruned at least as well as PyIceberg's planner), \
              {} documented unsupported-type errors accepted, {} tables skipped (not copied)",
             self.suite,
             self.tables,
             self.snapshots,
             self.delete_snapshots,
             self.filters,
+            self.pruned_filters,
             self.tolerated_errors,
             self.skipped_tables.len(),
         );
@@ -390,6 +395,31 @@ pub async fn icefloe_sql(ctx: &SessionContext, sql: &str) -> Result<DataFrame, S
     icefloe::sql::sql(ctx, sql)
         .await
         .map_err(|e| error_chain(&e))
+}
+
+/// The `data_files_scanned` metric of `SELECT * FROM t WHERE <filter>`'s plan (planning
+/// counts are known once the physical plan exists; nothing is read).
+pub async fn data_files_scanned(ctx: &SessionContext, filter: &str) -> Result<usize, String> {
+    let sql = format!("SELECT * FROM t WHERE {filter}");
+    let frame = icefloe_sql(ctx, &sql).await?;
+    let plan = frame
+        .create_physical_plan()
+        .await
+        .map_err(|e| error_chain(&e))?;
+    Ok(metric(&plan, "data_files_scanned").unwrap_or(0))
+}
+
+/// The value of a named metric anywhere in `plan` (summed over its partitions).
+fn metric(
+    plan: &std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    name: &str,
+) -> Option<usize> {
+    let own = plan
+        .metrics()
+        .and_then(|m| m.sum_by_name(name))
+        .map(|v| v.as_usize());
+    let children = plan.children().into_iter().filter_map(|c| metric(c, name));
+    own.into_iter().chain(children).reduce(|a, b| a + b)
 }
 
 /// Runs `sql` through icefloe's SQL entry point (as an embedder would) and collects the
