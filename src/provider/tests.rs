@@ -238,3 +238,96 @@ async fn scan_statistics_come_from_the_manifests() {
         Precision::Inexact(ScalarValue::Int64(Some(20)))
     );
 }
+
+/// The physical plan of `sql` over `t` = db.orders, and its text.
+async fn orders_plan(sql: &str) -> (Arc<dyn ExecutionPlan>, String) {
+    let ctx = SessionContext::new();
+    let provider =
+        IcebergTableProvider::try_new(orders(&ctx).await, SnapshotSelector::Current).unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let text = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
+    (plan, text)
+}
+
+#[tokio::test]
+async fn a_partition_filter_skips_the_other_days_manifest() {
+    // db.orders is partitioned by day(order_ts); each append wrote one day in its own manifest
+    // (2024-01-01, then 2024-01-02).
+    let (plan, text) =
+        orders_plan("SELECT order_id FROM t WHERE order_ts >= TIMESTAMP '2024-01-02T00:00:00Z'")
+            .await;
+    assert_eq!(metric(&plan, "manifests_total"), Some(2), "{text}");
+    assert_eq!(metric(&plan, "manifests_pruned"), Some(1), "{text}");
+    assert_eq!(metric(&plan, "data_files_scanned"), Some(1), "{text}");
+    // A transform is lossy: DataFusion still filters the rows.
+    assert!(text.contains("FilterExec"), "{text}");
+}
+
+#[tokio::test]
+async fn metrics_prune_files_within_a_manifest_list() {
+    // Order ids 1..=10 are in the first file, 11..=20 in the second.
+    let (plan, text) = orders_plan("SELECT * FROM t WHERE order_id = 15").await;
+    assert_eq!(
+        metric(&plan, "data_files_pruned_by_metrics"),
+        Some(1),
+        "{text}"
+    );
+    assert_eq!(metric(&plan, "data_files_scanned"), Some(1), "{text}");
+}
+
+#[tokio::test]
+async fn identity_partition_filters_are_exact() {
+    let ctx = SessionContext::new();
+    let io = FileIO::new(ctx.runtime_env(), relocation());
+    // Partitioned by identity(b) in its only spec (fixture README).
+    let table = Table::load(io, &format!("{}/db/part_identity_bool", warehouse()))
+        .await
+        .unwrap();
+    let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current).unwrap();
+    let column = provider.schema().fields()[0].name().clone();
+    let identity = provider
+        .table()
+        .metadata()
+        .default_partition_spec()
+        .map(|s| s.fields[0].source_id);
+    let name = provider
+        .iceberg_schema()
+        .columns()
+        .iter()
+        .find(|c| Some(c.id) == identity)
+        .map(|c| c.name.clone())
+        .unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let filter = datafusion::prelude::col(name.as_str()).eq(datafusion::prelude::lit(true));
+    let other = datafusion::prelude::col(column.as_str()).is_not_null();
+    let t = ctx.table_provider("t").await.unwrap();
+    let pushdown = t.supports_filters_pushdown(&[&filter, &other]).unwrap();
+    use datafusion::logical_expr::TableProviderFilterPushDown as P;
+    assert_eq!(pushdown[0], P::Exact);
+    if name != column {
+        assert_eq!(pushdown[1], P::Inexact);
+    }
+    // The filtered rows still equal the unfiltered rows that satisfy it.
+    let count = |sql: String| {
+        let ctx = &ctx;
+        async move {
+            let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+            batches[0].column(0).as_primitive::<Int64Type>().value(0)
+        }
+    };
+    let exact = count(format!("SELECT count(*) FROM t WHERE \"{name}\" = true")).await;
+    let by_hand = count(format!(
+        "SELECT sum(CASE WHEN \"{name}\" THEN 1 ELSE 0 END) FROM t"
+    ))
+    .await;
+    assert_eq!(exact, by_hand);
+}
