@@ -74,8 +74,10 @@ fn file_facts(file: &DataFile, term: &Reference) -> ColumnFacts {
         (Some(n), Some(v)) if n == v => Share::All,
         _ => Share::Maybe,
     };
+    // Plain values (neither null nor NaN) are absent when nulls, NaNs or both fill the column.
     let plain = match (values, nulls, nans) {
         (Some(v), Some(n), Some(m)) => n.checked_add(m) != Some(v),
+        (Some(v), Some(n), None) | (Some(v), None, Some(n)) => n != v,
         _ => true,
     };
     let bound = |bounds: Option<&HashMap<i32, Vec<u8>>>| {
