@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use super::*;
 use crate::spec::{DataFile, FileFormat, Literal};
 
@@ -78,26 +76,14 @@ fn entry(name: &str, status: ManifestStatus, day: Option<i32>) -> ManifestEntry 
         sequence_number: Some(1),
         file_sequence_number: Some(1),
         data_file: DataFile {
-            content: DataContentType::Data,
-            file_path: format!("/wh/db/orders/data/{name}"),
-            file_format: FileFormat::Parquet,
             partition: vec![day.map(Literal::Date)],
-            record_count: 10,
-            file_size_in_bytes: 2048,
-            column_sizes: HashMap::new(),
-            value_counts: HashMap::new(),
-            null_value_counts: HashMap::new(),
-            nan_value_counts: HashMap::new(),
-            lower_bounds: None,
-            upper_bounds: None,
-            key_metadata: None,
-            split_offsets: None,
-            equality_ids: None,
-            sort_order_id: None,
-            first_row_id: None,
-            referenced_data_file: None,
-            content_offset: None,
-            content_size_in_bytes: None,
+            ..DataFile::new(
+                DataContentType::Data,
+                format!("/wh/db/orders/data/{name}"),
+                FileFormat::Parquet,
+                10,
+                2048,
+            )
         },
     }
 }

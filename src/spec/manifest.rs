@@ -101,6 +101,39 @@ pub struct DataFile {
 }
 
 impl DataFile {
+    /// A file with only the required facts: no partition values, no metrics, no optional
+    /// fields (writers and tests fill in the rest).
+    pub fn new(
+        content: DataContentType,
+        file_path: impl Into<String>,
+        file_format: FileFormat,
+        record_count: i64,
+        file_size_in_bytes: i64,
+    ) -> Self {
+        Self {
+            content,
+            file_path: file_path.into(),
+            file_format,
+            partition: Vec::new(),
+            record_count,
+            file_size_in_bytes,
+            column_sizes: HashMap::new(),
+            value_counts: HashMap::new(),
+            null_value_counts: HashMap::new(),
+            nan_value_counts: HashMap::new(),
+            lower_bounds: None,
+            upper_bounds: None,
+            key_metadata: None,
+            split_offsets: None,
+            equality_ids: None,
+            sort_order_id: None,
+            first_row_id: None,
+            referenced_data_file: None,
+            content_offset: None,
+            content_size_in_bytes: None,
+        }
+    }
+
     /// The decoded lower bound of a column, given the column's type.
     pub fn lower_bound(&self, field_id: i32, ty: &PrimitiveType) -> Result<Option<Literal>> {
         decode_bound(self.lower_bounds.as_ref(), field_id, ty, "lower")

@@ -35,28 +35,13 @@ pub(in crate::expr::eval) fn un(op: UnaryOp, term: &Reference) -> Predicate {
 }
 
 fn empty_file(record_count: i64) -> DataFile {
-    DataFile {
-        content: DataContentType::Data,
-        file_path: "s3://b/t/data/f.parquet".into(),
-        file_format: FileFormat::Parquet,
-        partition: vec![],
+    DataFile::new(
+        DataContentType::Data,
+        "s3://b/t/data/f.parquet",
+        FileFormat::Parquet,
         record_count,
-        file_size_in_bytes: 1024,
-        column_sizes: HashMap::new(),
-        value_counts: HashMap::new(),
-        null_value_counts: HashMap::new(),
-        nan_value_counts: HashMap::new(),
-        lower_bounds: None,
-        upper_bounds: None,
-        key_metadata: None,
-        split_offsets: None,
-        equality_ids: None,
-        sort_order_id: None,
-        first_row_id: None,
-        referenced_data_file: None,
-        content_offset: None,
-        content_size_in_bytes: None,
-    }
+        1024,
+    )
 }
 
 /// The metrics of one column, each optional (absent from the file's maps when `None`).

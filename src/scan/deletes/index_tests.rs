@@ -37,28 +37,11 @@ fn metadata() -> TableMetadata {
 
 pub(super) fn file(content: DataContentType, path: &str, region: Option<&str>) -> DataFile {
     DataFile {
-        content,
-        file_path: path.to_string(),
-        file_format: FileFormat::Parquet,
         partition: region
             .map(|r| vec![Some(Literal::String(r.to_string()))])
             .unwrap_or_default(),
-        record_count: 10,
-        file_size_in_bytes: 100,
-        column_sizes: Default::default(),
-        value_counts: Default::default(),
-        null_value_counts: Default::default(),
-        nan_value_counts: Default::default(),
-        lower_bounds: None,
-        upper_bounds: None,
-        key_metadata: None,
-        split_offsets: None,
         equality_ids: (content == DataContentType::EqualityDeletes).then(|| vec![1]),
-        sort_order_id: None,
-        first_row_id: None,
-        referenced_data_file: None,
-        content_offset: None,
-        content_size_in_bytes: None,
+        ..DataFile::new(content, path, FileFormat::Parquet, 10, 100)
     }
 }
 
