@@ -4,6 +4,7 @@
 mod avro;
 pub mod manifest;
 pub mod manifest_list;
+pub mod manifest_writer;
 pub mod metadata;
 pub mod partition;
 pub mod schema;
