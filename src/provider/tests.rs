@@ -331,3 +331,34 @@ async fn identity_partition_filters_are_exact() {
     .await;
     assert_eq!(exact, by_hand);
 }
+
+#[tokio::test]
+async fn row_groups_are_pruned_by_parquet_statistics_after_planning() {
+    // db.row_groups: one file sorted by id, 20 row groups of 1000 rows (fixture README).
+    let ctx = SessionContext::new();
+    let io = FileIO::new(ctx.runtime_env(), relocation());
+    let table = Table::load(io, &format!("{}/db/row_groups", warehouse()))
+        .await
+        .unwrap();
+    let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current).unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let plan = ctx
+        .sql("SELECT * FROM t WHERE id = 5005")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let rows = datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap();
+    assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+    let text =
+        datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(plan.as_ref())
+            .indent(true)
+            .to_string();
+    assert!(
+        text.contains("row_groups_pruned_statistics=20 total → 1 matched"),
+        "{text}"
+    );
+}
