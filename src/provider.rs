@@ -237,6 +237,7 @@ impl TableProvider for IcebergTableProvider {
         let residual = filters.iter().any(|f| !self.decided_by_partitions(f));
         if let Some(limit) = limit.filter(|_| !residual) {
             keep_files_for_limit(&mut plan.tasks, limit);
+            plan.stats.data_files_scanned = plan.tasks.len();
         }
         let input = ScanInput {
             table: &self.table,

@@ -362,3 +362,16 @@ async fn row_groups_are_pruned_by_parquet_statistics_after_planning() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_limit_without_filters_opens_only_the_files_it_needs() {
+    // Each of db.orders' two files holds ten rows.
+    let (plan, text) = orders_plan("SELECT * FROM t LIMIT 3").await;
+    assert_eq!(metric(&plan, "data_files_total"), Some(2), "{text}");
+    assert_eq!(metric(&plan, "data_files_scanned"), Some(1), "{text}");
+    let (plan, text) = orders_plan("SELECT * FROM t LIMIT 15").await;
+    assert_eq!(metric(&plan, "data_files_scanned"), Some(2), "{text}");
+    // A filter DataFusion still applies keeps every file that may match.
+    let (plan, text) = orders_plan("SELECT * FROM t WHERE customer_id > 0 LIMIT 3").await;
+    assert_eq!(metric(&plan, "data_files_scanned"), Some(2), "{text}");
+}
