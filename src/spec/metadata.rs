@@ -10,6 +10,7 @@ pub(crate) mod json;
 mod read;
 #[cfg(test)]
 mod tests;
+pub mod update;
 mod write;
 
 use std::collections::BTreeMap;
