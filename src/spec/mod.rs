@@ -11,6 +11,7 @@ pub mod schema;
 pub mod selection;
 pub mod snapshot;
 pub mod sort;
+pub mod summary;
 pub mod types;
 pub mod values;
 
