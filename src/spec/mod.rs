@@ -7,6 +7,7 @@ pub mod manifest_list;
 pub mod manifest_writer;
 pub mod metadata;
 pub mod partition;
+pub mod partition_summary;
 pub mod schema;
 pub mod selection;
 pub mod snapshot;
