@@ -138,6 +138,40 @@ impl FileIO {
         }
     }
 
+    /// Writes a whole object, replacing any object at the location.
+    pub async fn write(&self, location: &str, bytes: Bytes) -> Result<()> {
+        let r = self.resolve(location)?;
+        r.store
+            .put(&r.path, bytes.into())
+            .await
+            .map_err(|e| store_error(location, e))?;
+        Ok(())
+    }
+
+    /// Writes a whole object only if none exists at the location: `Ok(false)` when one does
+    /// (the store decides atomically; this is how a metadata file claims its version).
+    pub async fn write_new(&self, location: &str, bytes: Bytes) -> Result<bool> {
+        let r = self.resolve(location)?;
+        let options = object_store::PutOptions {
+            mode: object_store::PutMode::Create,
+            ..Default::default()
+        };
+        match r.store.put_opts(&r.path, bytes.into(), options).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(store_error(location, e)),
+        }
+    }
+
+    /// Deletes an object; a missing object is not an error.
+    pub async fn delete(&self, location: &str) -> Result<()> {
+        let r = self.resolve(location)?;
+        match r.store.delete(&r.path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(store_error(location, e)),
+        }
+    }
+
     /// The names (last path segment) of the objects directly under a directory location.
     pub async fn list_dir(&self, location: &str) -> Result<Vec<String>> {
         let r = self.resolve(location)?;
@@ -258,6 +292,21 @@ pub(crate) fn store_error(location: &str, err: object_store::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn write_new_claims_a_location_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = FileIO::default();
+        let at = format!("{}/metadata/v2.metadata.json", dir.path().display());
+        assert!(io.write_new(&at, Bytes::from("first")).await.unwrap());
+        assert!(!io.write_new(&at, Bytes::from("second")).await.unwrap());
+        assert_eq!(io.read(&at).await.unwrap(), Bytes::from("first"));
+        io.write(&at, Bytes::from("third")).await.unwrap();
+        assert_eq!(io.read(&at).await.unwrap(), Bytes::from("third"));
+        io.delete(&at).await.unwrap();
+        io.delete(&at).await.unwrap();
+        assert!(!io.exists(&at).await.unwrap());
+    }
 
     #[test]
     fn locations_become_urls() {
