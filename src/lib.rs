@@ -41,6 +41,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod commit;
 pub mod expr;
 mod error;
 pub mod io;

@@ -1,0 +1,356 @@
+//! Appending data files to a table: a fast append (one new manifest per partition spec, a new
+//! manifest list that reuses every manifest of the branch head, a new metadata file) committed
+//! by an atomic pointer swap, retried on a lost race.
+//!
+//! For tables found through their directory, the swap is the creation of the next
+//! `vN.metadata.json` with create-if-absent (the store decides atomically who gets version N),
+//! then `version-hint.text`. A lost race reloads the table, rewrites only the manifest list and
+//! the metadata file on the new base (the new manifests are reused), and tries again, up to
+//! `commit.retry.num-retries` times with exponential waits between `commit.retry.min-wait-ms`
+//! and `commit.retry.max-wait-ms`. The files of a failed attempt are deleted.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::catalog::file::locate_and_load;
+use crate::error::{Error, Result};
+use crate::io::FileIO;
+use crate::scan::read_manifest_list;
+use crate::spec::manifest_writer::{write_manifest, write_manifest_list};
+use crate::spec::metadata::update::new_snapshot_id;
+use crate::spec::partition_summary::summarize;
+use crate::spec::snapshot::Summary;
+use crate::spec::summary::append_summary;
+use crate::spec::{
+    DataFile, FormatVersion, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus,
+    Snapshot, TableMetadata,
+};
+use crate::table::Table;
+
+/// What an append commits: data files with the partition spec they were written for.
+#[derive(Debug, Clone)]
+pub struct AppendFiles {
+    /// The files, each with its partition spec id.
+    pub files: Vec<(i32, DataFile)>,
+    /// The branch to commit to (`main` for the table's current state).
+    pub branch: String,
+}
+
+impl AppendFiles {
+    /// An append of `files` to `main`.
+    pub fn new(files: Vec<(i32, DataFile)>) -> Self {
+        Self {
+            files,
+            branch: "main".to_string(),
+        }
+    }
+}
+
+/// The retry settings of a table (`commit.retry.*` properties, Java's defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub retries: u32,
+    /// The first wait.
+    pub min_wait: Duration,
+    /// The longest wait.
+    pub max_wait: Duration,
+}
+
+impl RetryPolicy {
+    /// The policy a table's properties set.
+    pub fn of(metadata: &TableMetadata) -> Self {
+        let number = |key: &str, default: u64| {
+            metadata
+                .property(key)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(default)
+        };
+        Self {
+            retries: u32::try_from(number("commit.retry.num-retries", 4)).unwrap_or(4),
+            min_wait: Duration::from_millis(number("commit.retry.min-wait-ms", 100)),
+            max_wait: Duration::from_millis(number("commit.retry.max-wait-ms", 60_000)),
+        }
+    }
+
+    /// The wait before retry `n` (0-based): doubling from the minimum, capped.
+    fn wait(&self, n: u32) -> Duration {
+        let factor = 2u32.saturating_pow(n.min(20));
+        self.min_wait.saturating_mul(factor).min(self.max_wait)
+    }
+}
+
+/// Appends `append` to the table at `location` (a table directory, whose newest metadata file
+/// is found as [`Table::load`] does) and returns the table as committed.
+///
+/// Errors: [`Error::CommitConflict`] when every attempt lost its race; IO and spec errors as
+/// they come. The table is never left half-written: the pointer (the next metadata file)
+/// appears last, and the files of a failed attempt are deleted.
+pub async fn append_to_directory(
+    io: &FileIO,
+    location: &str,
+    append: AppendFiles,
+) -> Result<Table> {
+    let (base_location, base) = locate_and_load(io, location).await?;
+    let snapshot_id = new_snapshot_id();
+    let manifests = write_new_manifests(io, &base, &append, snapshot_id).await?;
+    let policy = RetryPolicy::of(&base);
+    let mut current = (base_location, base);
+    let mut attempt = 0;
+    loop {
+        let (base_location, base) = &current;
+        let result =
+            commit_attempt(io, base_location, base, &append, &manifests, snapshot_id).await;
+        match result {
+            Ok(table) => return Ok(table),
+            Err(AttemptError::Lost) if attempt < policy.retries => {
+                tokio::time::sleep(policy.wait(attempt)).await;
+                attempt += 1;
+                current = newest(io, location).await?;
+            }
+            Err(AttemptError::Lost) => {
+                delete_all(io, &manifest_paths(&manifests)).await;
+                return Err(Error::CommitConflict {
+                    table: location.to_string(),
+                    reason: format!(
+                        "another writer committed first {} times (commit.retry.num-retries = {})",
+                        attempt + 1,
+                        policy.retries
+                    ),
+                });
+            }
+            Err(AttemptError::Failed(e)) => {
+                delete_all(io, &manifest_paths(&manifests)).await;
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// The table's newest version: the version hint's, then any newer `vN` file the winner of a
+/// race wrote before updating the hint.
+async fn newest(io: &FileIO, location: &str) -> Result<(String, TableMetadata)> {
+    let (mut current, mut metadata) = locate_and_load(io, location).await?;
+    loop {
+        let next = next_metadata_location(&current, &metadata.location);
+        if next.contains("/v") && io.exists(&next).await? {
+            metadata = crate::catalog::file::load_metadata(io, &next).await?;
+            current = next;
+        } else {
+            return Ok((current, metadata));
+        }
+    }
+}
+
+/// Why an attempt did not commit.
+enum AttemptError {
+    /// Another writer took the version first.
+    Lost,
+    /// Anything else: not retried.
+    Failed(Error),
+}
+
+impl From<Error> for AttemptError {
+    fn from(e: Error) -> Self {
+        AttemptError::Failed(e)
+    }
+}
+
+/// One attempt on `base`: the manifest list and metadata file, then the swap.
+async fn commit_attempt(
+    io: &FileIO,
+    base_location: &str,
+    base: &TableMetadata,
+    append: &AppendFiles,
+    new_manifests: &[ManifestFile],
+    snapshot_id: i64,
+) -> std::result::Result<Table, AttemptError> {
+    let sequence_number = base.next_sequence_number();
+    let parent = base
+        .branch_head(&append.branch)
+        .and_then(|id| base.snapshot_by_id(id));
+    let mut listed: Vec<ManifestFile> = new_manifests
+        .iter()
+        .cloned()
+        .map(|mut m| {
+            m.sequence_number = sequence_number;
+            m.min_sequence_number = sequence_number;
+            m
+        })
+        .collect();
+    if let Some(parent) = parent {
+        listed.extend(read_manifest_list(io, base, parent).await?);
+    }
+    let list_path = format!(
+        "{}/metadata/snap-{snapshot_id}-{}-{}.avro",
+        base.location.trim_end_matches('/'),
+        sequence_number,
+        uuid::Uuid::new_v4()
+    );
+    let parent_id = parent.map(|p| p.snapshot_id);
+    let list = write_manifest_list(
+        base.format_version,
+        snapshot_id,
+        parent_id,
+        sequence_number,
+        &listed,
+    )?;
+    io.write(&list_path, Bytes::from(list)).await?;
+    let added: Vec<(i32, &DataFile)> = append.files.iter().map(|(s, f)| (*s, f)).collect();
+    let summary = append_summary(parent.and_then(|p| p.summary.as_ref()), &added);
+    let added_rows = added.iter().map(|(_, f)| f.record_count).sum();
+    let snapshot = Snapshot {
+        snapshot_id,
+        parent_snapshot_id: parent_id,
+        sequence_number,
+        timestamp_ms: now_ms().max(base.last_updated_ms),
+        manifest_list: Some(list_path.clone()),
+        manifests: None,
+        summary: Some(summary_with_engine(summary)),
+        schema_id: Some(base.current_schema_id),
+        first_row_id: None,
+        added_rows: (base.format_version == FormatVersion::V3).then_some(added_rows),
+        key_id: None,
+    };
+    let next = base.with_snapshot(snapshot, &append.branch, Some(base_location))?;
+    let next_location = next_metadata_location(base_location, &base.location);
+    let json = serde_json::to_vec_pretty(&next.to_json()).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "metadata of {next_location} is not serializable: {e}"
+        ))
+    })?;
+    if !io.write_new(&next_location, Bytes::from(json)).await? {
+        delete_all(io, std::slice::from_ref(&list_path)).await;
+        return Err(AttemptError::Lost);
+    }
+    write_version_hint(io, &base.location, &next_location).await;
+    Ok(Table::from_parts(
+        io.clone(),
+        next_location,
+        std::sync::Arc::new(next),
+    ))
+}
+
+/// The new manifests of an append: one per partition spec, with every file ADDED. Entries
+/// leave their sequence numbers to inheritance, so the manifests stay valid when a retry
+/// commits them with another sequence number.
+async fn write_new_manifests(
+    io: &FileIO,
+    base: &TableMetadata,
+    append: &AppendFiles,
+    snapshot_id: i64,
+) -> Result<Vec<ManifestFile>> {
+    let mut by_spec: BTreeMap<i32, Vec<&DataFile>> = BTreeMap::new();
+    for (spec, file) in &append.files {
+        by_spec.entry(*spec).or_default().push(file);
+    }
+    let schema = base.current_schema();
+    let mut written = Vec::new();
+    for (spec_id, files) in by_spec {
+        let spec = base.partition_spec_by_id(spec_id).ok_or_else(|| {
+            Error::InvalidArgument(format!("partition spec {spec_id} is not in the table"))
+        })?;
+        let partition_type = crate::scan::partition_type(base, spec)?;
+        let entries: Vec<ManifestEntry> = files
+            .iter()
+            .map(|f| ManifestEntry {
+                status: ManifestStatus::Added,
+                snapshot_id: Some(snapshot_id),
+                sequence_number: None,
+                file_sequence_number: None,
+                data_file: (*f).clone(),
+            })
+            .collect();
+        let bytes = write_manifest(base, schema, spec, ManifestContent::Data, &entries)?;
+        let path = format!(
+            "{}/metadata/{}-m{}.avro",
+            base.location.trim_end_matches('/'),
+            uuid::Uuid::new_v4(),
+            written.len()
+        );
+        let length = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+        io.write(&path, Bytes::from(bytes)).await?;
+        let mut manifest =
+            ManifestFile::new(path, length, spec_id, ManifestContent::Data, snapshot_id);
+        manifest.added_files_count = Some(i32::try_from(files.len()).unwrap_or(i32::MAX));
+        manifest.existing_files_count = Some(0);
+        manifest.deleted_files_count = Some(0);
+        manifest.added_rows_count = Some(files.iter().map(|f| f.record_count).sum());
+        manifest.existing_rows_count = Some(0);
+        manifest.deleted_rows_count = Some(0);
+        manifest.partitions = Some(summarize(
+            &partition_type,
+            files.iter().map(|f| f.partition.as_slice()),
+        ));
+        written.push(manifest);
+    }
+    Ok(written)
+}
+
+/// The metadata file after `current`: `vN.metadata.json` -> `v(N+1)`, `NNNNN-uuid.metadata.json`
+/// -> `(N+1)-uuid'`; anything else starts the `vN` series at the next free-looking name.
+fn next_metadata_location(current: &str, table_location: &str) -> String {
+    let dir = format!("{}/metadata", table_location.trim_end_matches('/'));
+    let name = current.rsplit('/').next().unwrap_or(current);
+    let stem = name.strip_suffix(".metadata.json").unwrap_or(name);
+    if let Some(n) = stem.strip_prefix('v').and_then(|n| n.parse::<u64>().ok()) {
+        return format!("{dir}/v{}.metadata.json", n + 1);
+    }
+    if let Some(n) = stem.split('-').next().and_then(|n| n.parse::<u64>().ok()) {
+        return format!("{dir}/{:05}-{}.metadata.json", n + 1, uuid::Uuid::new_v4());
+    }
+    format!("{dir}/v2.metadata.json")
+}
+
+/// Points `version-hint.text` at the new version (best effort: readers that find it stale
+/// fall back to listing, and the commit already happened).
+async fn write_version_hint(io: &FileIO, table_location: &str, metadata_location: &str) {
+    let name = metadata_location
+        .rsplit('/')
+        .next()
+        .unwrap_or(metadata_location);
+    let version = name
+        .strip_suffix(".metadata.json")
+        .and_then(|s| s.strip_prefix('v'))
+        .unwrap_or(name);
+    let hint = format!(
+        "{}/metadata/version-hint.text",
+        table_location.trim_end_matches('/')
+    );
+    let _ = io.write(&hint, Bytes::from(version.to_string())).await;
+}
+
+/// Deletes files of a failed attempt (best effort: they are unreferenced either way).
+async fn delete_all(io: &FileIO, paths: &[String]) {
+    for path in paths {
+        let _ = io.delete(path).await;
+    }
+}
+
+fn manifest_paths(manifests: &[ManifestFile]) -> Vec<String> {
+    manifests.iter().map(|m| m.manifest_path.clone()).collect()
+}
+
+fn summary_with_engine(mut summary: Summary) -> Summary {
+    summary
+        .properties
+        .insert("engine-name".into(), "icefloe".into());
+    summary.properties.insert(
+        "engine-version".into(),
+        env!("CARGO_PKG_VERSION").to_string(),
+    );
+    summary
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "commit_tests.rs"]
+mod tests;

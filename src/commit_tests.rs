@@ -1,0 +1,228 @@
+//! Tests of appends: a real table directory, real Parquet files, read back through the
+//! provider; concurrent writers; a lost race.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::prelude::SessionContext;
+
+use super::*;
+use crate::provider::IcebergTableProvider;
+use crate::spec::{DataContentType, FileFormat, SnapshotSelector};
+use crate::to_arrow::schema_to_arrow;
+
+const METADATA: &str = r#"{
+  "format-version": 2,
+  "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+  "location": "LOCATION",
+  "last-sequence-number": 0,
+  "last-updated-ms": 1700000000000,
+  "last-column-id": 1,
+  "current-schema-id": 0,
+  "schemas": [{"type": "struct", "schema-id": 0,
+    "fields": [{"id": 1, "name": "id", "required": false, "type": "long"}]}],
+  "default-spec-id": 0,
+  "partition-specs": [{"spec-id": 0, "fields": []}],
+  "last-partition-id": 999,
+  "default-sort-order-id": 0,
+  "sort-orders": [{"order-id": 0, "fields": []}],
+  "properties": {"commit.retry.num-retries": "50", "commit.retry.min-wait-ms": "1",
+    "commit.retry.max-wait-ms": "20"},
+  "current-snapshot-id": -1,
+  "snapshots": [],
+  "snapshot-log": [],
+  "metadata-log": []
+}"#;
+
+/// An empty table directory with `v1.metadata.json`.
+fn new_table(dir: &std::path::Path) -> String {
+    let location = dir.display().to_string();
+    std::fs::create_dir_all(dir.join("metadata")).unwrap();
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    let json = METADATA.replace("LOCATION", &location);
+    std::fs::write(dir.join("metadata/v1.metadata.json"), json).unwrap();
+    location
+}
+
+/// A Parquet data file of `ids` in the table's data directory.
+fn data_file(location: &str, ids: &[i64]) -> (i32, DataFile) {
+    let metadata = TableMetadata::parse(METADATA.replace("LOCATION", location).as_bytes()).unwrap();
+    let schema = Arc::new(schema_to_arrow(metadata.current_schema()).unwrap());
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(Int64Array::from(ids.to_vec()))],
+    )
+    .unwrap();
+    let path = format!("{location}/data/{}.parquet", uuid::Uuid::new_v4());
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let size = std::fs::metadata(&path).unwrap().len() as i64;
+    let file = DataFile::new(
+        DataContentType::Data,
+        path,
+        FileFormat::Parquet,
+        ids.len() as i64,
+        size,
+    );
+    (0, file)
+}
+
+async fn count_and_sum(location: &str) -> (i64, i64) {
+    let ctx = SessionContext::new();
+    let table = Table::load(FileIO::default(), location).await.unwrap();
+    let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current).unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let batches = ctx
+        .sql("SELECT count(*), coalesce(sum(id), 0) FROM t")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let value = |i: usize| batches[0].column(i).as_primitive::<Int64Type>().value(0);
+    (value(0), value(1))
+}
+
+#[tokio::test]
+async fn appends_commit_new_versions_that_reuse_earlier_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let io = FileIO::default();
+    let first = append_to_directory(
+        &io,
+        &location,
+        AppendFiles::new(vec![data_file(&location, &[1, 2, 3])]),
+    )
+    .await
+    .unwrap();
+    assert!(
+        first
+            .metadata_location()
+            .ends_with("/metadata/v2.metadata.json")
+    );
+    let second = append_to_directory(
+        &io,
+        &location,
+        AppendFiles::new(vec![data_file(&location, &[10])]),
+    )
+    .await
+    .unwrap();
+    assert!(
+        second
+            .metadata_location()
+            .ends_with("/metadata/v3.metadata.json")
+    );
+    let hint = std::fs::read_to_string(dir.path().join("metadata/version-hint.text")).unwrap();
+    assert_eq!(hint, "3");
+    assert_eq!(count_and_sum(&location).await, (4, 16));
+
+    let m = second.metadata();
+    assert_eq!(m.snapshots.len(), 2);
+    let (s1, s2) = (&m.snapshots[0], &m.snapshots[1]);
+    assert_eq!(s2.parent_snapshot_id, Some(s1.snapshot_id));
+    assert_eq!((s1.sequence_number, s2.sequence_number), (1, 2));
+    let summary = &s2.summary.as_ref().unwrap().properties;
+    assert_eq!(summary["added-records"], "1");
+    assert_eq!(summary["total-records"], "4");
+    // The second manifest list holds the new manifest and reuses the first one.
+    let list1 = read_manifest_list(&io, m, s1).await.unwrap();
+    let list2 = read_manifest_list(&io, m, s2).await.unwrap();
+    assert_eq!(list2.len(), 2);
+    assert!(
+        list2
+            .iter()
+            .any(|f| f.manifest_path == list1[0].manifest_path)
+    );
+    // The first version is still readable, as it was.
+    let old = Table::load_metadata_file(io.clone(), first.metadata_location().to_string())
+        .await
+        .unwrap();
+    assert_eq!(old.metadata().snapshots.len(), 1);
+    assert_eq!(m.metadata_log.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let writers = (0..4).map(|w| {
+        let location = location.clone();
+        tokio::spawn(async move {
+            let io = FileIO::default();
+            for i in 0..5 {
+                let id = w * 100 + i;
+                let files = vec![data_file(&location, &[id])];
+                append_to_directory(&io, &location, AppendFiles::new(files))
+                    .await
+                    .unwrap();
+            }
+        })
+    });
+    for writer in writers.collect::<Vec<_>>() {
+        writer.await.unwrap();
+    }
+    let expected_sum: i64 = (0..4).flat_map(|w| (0..5).map(move |i| w * 100 + i)).sum();
+    assert_eq!(count_and_sum(&location).await, (20, expected_sum));
+    let table = Table::load(FileIO::default(), &location).await.unwrap();
+    let m = table.metadata();
+    assert_eq!(m.snapshots.len(), 20);
+    // A linear chain: every snapshot's parent is the one before it, sequence numbers 1..=20.
+    let mut by_sequence: Vec<&Snapshot> = m.snapshots.iter().collect();
+    by_sequence.sort_by_key(|s| s.sequence_number);
+    for (i, s) in by_sequence.iter().enumerate() {
+        assert_eq!(s.sequence_number, i as i64 + 1);
+        let parent = i.checked_sub(1).map(|p| by_sequence[p].snapshot_id);
+        assert_eq!(s.parent_snapshot_id, parent);
+    }
+}
+
+#[tokio::test]
+async fn a_lost_race_without_retries_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let json = METADATA.replace("LOCATION", &location).replace(
+        r#""commit.retry.num-retries": "50""#,
+        r#""commit.retry.num-retries": "0""#,
+    );
+    std::fs::write(dir.path().join("metadata/v1.metadata.json"), &json).unwrap();
+    // Another writer's v2 appears between our read and our swap: simulate by taking v2 first
+    // and pointing the hint back at v1.
+    std::fs::write(dir.path().join("metadata/v2.metadata.json"), &json).unwrap();
+    std::fs::write(dir.path().join("metadata/version-hint.text"), "1").unwrap();
+    let before: Vec<_> = std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .collect();
+    let io = FileIO::default();
+    let err = append_to_directory(
+        &io,
+        &location,
+        AppendFiles::new(vec![data_file(&location, &[7])]),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+    // No manifest, manifest list or metadata file of the failed commit is left behind.
+    let after: Vec<_> = std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .collect();
+    assert_eq!(before.len(), after.len());
+    // The table still reads as it was (v2 is the other writer's copy of v1: no snapshot).
+    assert_eq!(count_and_sum(&location).await, (0, 0));
+}
+
+#[test]
+fn metadata_file_names_advance() {
+    assert_eq!(
+        next_metadata_location("/t/metadata/v7.metadata.json", "/t"),
+        "/t/metadata/v8.metadata.json"
+    );
+    let next = next_metadata_location("/t/metadata/00007-0f0a.metadata.json", "/t/");
+    assert!(
+        next.starts_with("/t/metadata/00008-") && next.ends_with(".metadata.json"),
+        "{next}"
+    );
+}
