@@ -4,7 +4,8 @@
 //!
 //! For tables found through their directory, the swap is the creation of the next
 //! `vN.metadata.json` with create-if-absent (the store decides atomically who gets version N),
-//! then `version-hint.text`. A lost race reloads the table, rewrites only the manifest list and
+//! then `version-hint.text`. For SQLite catalog tables it is the conditional update of the
+//! table's `metadata_location` row (only while it still names the base). A lost race reloads the table, rewrites only the manifest list and
 //! the metadata file on the new base (the new manifests are reused), and tries again, up to
 //! `commit.retry.num-retries` times with exponential waits between `commit.retry.min-wait-ms`
 //! and `commit.retry.max-wait-ms`. The files of a failed attempt are deleted.
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::catalog::SqliteCatalog;
 use crate::catalog::file::locate_and_load;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
@@ -82,18 +84,69 @@ impl RetryPolicy {
     }
 }
 
+/// Where a table's pointer lives, and so how a commit swaps it.
+#[derive(Debug, Clone, Copy)]
+pub enum CommitTarget<'a> {
+    /// A table found through its directory: the pointer is the newest `vN.metadata.json`.
+    Directory {
+        /// The table directory.
+        location: &'a str,
+    },
+    /// A table of a SQLite catalog: the pointer is its `metadata_location` row.
+    Catalog {
+        /// The catalog.
+        catalog: &'a SqliteCatalog,
+        /// The namespace.
+        namespace: &'a str,
+        /// The table name.
+        table: &'a str,
+    },
+}
+
+impl CommitTarget<'_> {
+    fn name(&self) -> String {
+        match self {
+            Self::Directory { location } => location.to_string(),
+            Self::Catalog {
+                namespace, table, ..
+            } => format!("{namespace}.{table}"),
+        }
+    }
+
+    /// The table's current metadata file and metadata.
+    async fn load(&self, io: &FileIO) -> Result<(String, TableMetadata)> {
+        match self {
+            Self::Directory { location } => newest(io, location).await,
+            Self::Catalog {
+                catalog,
+                namespace,
+                table,
+            } => {
+                let loaded = catalog.load_table(namespace, table).await?;
+                let location = loaded.metadata_location().to_string();
+                Ok((location, loaded.metadata().as_ref().clone()))
+            }
+        }
+    }
+}
+
 /// Appends `append` to the table at `location` (a table directory, whose newest metadata file
-/// is found as [`Table::load`] does) and returns the table as committed.
-///
-/// Errors: [`Error::CommitConflict`] when every attempt lost its race; IO and spec errors as
-/// they come. The table is never left half-written: the pointer (the next metadata file)
-/// appears last, and the files of a failed attempt are deleted.
+/// is found as [`Table::load`] does) and returns the table as committed. See [`append`].
 pub async fn append_to_directory(
     io: &FileIO,
     location: &str,
     append: AppendFiles,
 ) -> Result<Table> {
-    let (base_location, base) = locate_and_load(io, location).await?;
+    self::append(io, CommitTarget::Directory { location }, append).await
+}
+
+/// Appends `append` to the table `target` names and returns the table as committed.
+///
+/// Errors: [`Error::CommitConflict`] when every attempt lost its race; IO and spec errors as
+/// they come. The table is never left half-written: the pointer swap comes last, and the
+/// files of a failed commit are deleted.
+pub async fn append(io: &FileIO, target: CommitTarget<'_>, append: AppendFiles) -> Result<Table> {
+    let (base_location, base) = target.load(io).await?;
     let snapshot_id = new_snapshot_id();
     let manifests = write_new_manifests(io, &base, &append, snapshot_id).await?;
     let policy = RetryPolicy::of(&base);
@@ -101,19 +154,27 @@ pub async fn append_to_directory(
     let mut attempt = 0;
     loop {
         let (base_location, base) = &current;
-        let result =
-            commit_attempt(io, base_location, base, &append, &manifests, snapshot_id).await;
+        let result = commit_attempt(
+            io,
+            &target,
+            base_location,
+            base,
+            &append,
+            &manifests,
+            snapshot_id,
+        )
+        .await;
         match result {
             Ok(table) => return Ok(table),
             Err(AttemptError::Lost) if attempt < policy.retries => {
                 tokio::time::sleep(policy.wait(attempt)).await;
                 attempt += 1;
-                current = newest(io, location).await?;
+                current = target.load(io).await?;
             }
             Err(AttemptError::Lost) => {
                 delete_all(io, &manifest_paths(&manifests)).await;
                 return Err(Error::CommitConflict {
-                    table: location.to_string(),
+                    table: target.name(),
                     reason: format!(
                         "another writer committed first {} times (commit.retry.num-retries = {})",
                         attempt + 1,
@@ -161,6 +222,7 @@ impl From<Error> for AttemptError {
 /// One attempt on `base`: the manifest list and metadata file, then the swap.
 async fn commit_attempt(
     io: &FileIO,
+    target: &CommitTarget<'_>,
     base_location: &str,
     base: &TableMetadata,
     append: &AppendFiles,
@@ -215,7 +277,10 @@ async fn commit_attempt(
         key_id: None,
     };
     let next = base.with_snapshot(snapshot, &append.branch, Some(base_location))?;
-    let next_location = next_metadata_location(base_location, &base.location);
+    let next_location = match target {
+        CommitTarget::Directory { .. } => next_metadata_location(base_location, &base.location),
+        CommitTarget::Catalog { .. } => catalog_metadata_location(base_location, &base.location),
+    };
     let json = serde_json::to_vec_pretty(&next.to_json()).map_err(|e| {
         Error::InvalidArgument(format!(
             "metadata of {next_location} is not serializable: {e}"
@@ -225,7 +290,26 @@ async fn commit_attempt(
         delete_all(io, std::slice::from_ref(&list_path)).await;
         return Err(AttemptError::Lost);
     }
-    write_version_hint(io, &base.location, &next_location).await;
+    match target {
+        CommitTarget::Directory { .. } => {
+            write_version_hint(io, &base.location, &next_location).await;
+        }
+        CommitTarget::Catalog {
+            catalog,
+            namespace,
+            table,
+        } => {
+            let swapped =
+                catalog.commit_metadata_location(namespace, table, base_location, &next_location);
+            if let Err(e) = swapped {
+                delete_all(io, &[list_path, next_location]).await;
+                return Err(match e {
+                    Error::CommitConflict { .. } => AttemptError::Lost,
+                    other => AttemptError::Failed(other),
+                });
+            }
+        }
+    }
     Ok(Table::from_parts(
         io.clone(),
         next_location,
@@ -302,6 +386,23 @@ fn next_metadata_location(current: &str, table_location: &str) -> String {
         return format!("{dir}/{:05}-{}.metadata.json", n + 1, uuid::Uuid::new_v4());
     }
     format!("{dir}/v2.metadata.json")
+}
+
+/// A catalog table's next metadata file: `NNNNN-uuid.metadata.json`, numbered after the
+/// current one (a fresh uuid keeps concurrent writers' files apart; the catalog decides).
+fn catalog_metadata_location(current: &str, table_location: &str) -> String {
+    let dir = format!("{}/metadata", table_location.trim_end_matches('/'));
+    let name = current.rsplit('/').next().unwrap_or(current);
+    let number = name
+        .split(['-', '.'])
+        .next()
+        .and_then(|n| n.trim_start_matches('v').parse::<u64>().ok())
+        .unwrap_or(0);
+    format!(
+        "{dir}/{:05}-{}.metadata.json",
+        number + 1,
+        uuid::Uuid::new_v4()
+    )
 }
 
 /// Points `version-hint.text` at the new version (best effort: readers that find it stale

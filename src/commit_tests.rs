@@ -181,37 +181,53 @@ async fn concurrent_writers_lose_nothing() {
 }
 
 #[tokio::test]
-async fn a_lost_race_without_retries_fails_cleanly() {
+async fn an_attempt_on_a_stale_base_loses_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let location = new_table(dir.path());
-    let json = METADATA.replace("LOCATION", &location).replace(
-        r#""commit.retry.num-retries": "50""#,
-        r#""commit.retry.num-retries": "0""#,
-    );
-    std::fs::write(dir.path().join("metadata/v1.metadata.json"), &json).unwrap();
-    // Another writer's v2 appears between our read and our swap: simulate by taking v2 first
-    // and pointing the hint back at v1.
-    std::fs::write(dir.path().join("metadata/v2.metadata.json"), &json).unwrap();
-    std::fs::write(dir.path().join("metadata/version-hint.text"), "1").unwrap();
-    let before: Vec<_> = std::fs::read_dir(dir.path().join("metadata"))
-        .unwrap()
-        .collect();
     let io = FileIO::default();
-    let err = append_to_directory(
+    let (base_location, base) = newest(&io, &location).await.unwrap();
+    let append = AppendFiles::new(vec![data_file(&location, &[7])]);
+    let manifests = write_new_manifests(&io, &base, &append, 42).await.unwrap();
+    // Another writer commits v2 between our read of v1 and our swap.
+    append_to_directory(
         &io,
         &location,
-        AppendFiles::new(vec![data_file(&location, &[7])]),
+        AppendFiles::new(vec![data_file(&location, &[1])]),
     )
     .await
-    .unwrap_err();
-    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
-    // No manifest, manifest list or metadata file of the failed commit is left behind.
-    let after: Vec<_> = std::fs::read_dir(dir.path().join("metadata"))
+    .unwrap();
+    let before = std::fs::read_dir(dir.path().join("metadata"))
         .unwrap()
-        .collect();
-    assert_eq!(before.len(), after.len());
-    // The table still reads as it was (v2 is the other writer's copy of v1: no snapshot).
-    assert_eq!(count_and_sum(&location).await, (0, 0));
+        .count();
+    let target = CommitTarget::Directory {
+        location: &location,
+    };
+    let lost = commit_attempt(&io, &target, &base_location, &base, &append, &manifests, 42).await;
+    assert!(matches!(lost, Err(AttemptError::Lost)));
+    // The attempt's manifest list is gone; the other writer's commit stands.
+    let after = std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .count();
+    assert_eq!(before, after);
+    assert_eq!(count_and_sum(&location).await, (1, 1));
+    // A retry on the new base commits both.
+    let (base_location, base) = newest(&io, &location).await.unwrap();
+    commit_attempt(&io, &target, &base_location, &base, &append, &manifests, 42)
+        .await
+        .ok()
+        .unwrap();
+    assert_eq!(count_and_sum(&location).await, (2, 8));
+}
+
+#[test]
+fn retry_waits_double_up_to_the_maximum() {
+    let policy = RetryPolicy {
+        retries: 4,
+        min_wait: Duration::from_millis(100),
+        max_wait: Duration::from_millis(350),
+    };
+    let waits: Vec<u128> = (0..4).map(|n| policy.wait(n).as_millis()).collect();
+    assert_eq!(waits, [100, 200, 350, 350]);
 }
 
 #[test]
@@ -224,5 +240,90 @@ fn metadata_file_names_advance() {
     assert!(
         next.starts_with("/t/metadata/00008-") && next.ends_with(".metadata.json"),
         "{next}"
+    );
+}
+
+/// A SQLite catalog (PyIceberg / JdbcCatalog layout) whose `db.t` points at `metadata`.
+fn catalog_with_table(dir: &std::path::Path, metadata: &str) -> std::path::PathBuf {
+    let db = dir.join("catalog.db");
+    let connection = rusqlite::Connection::open(&db).unwrap();
+    connection
+        .execute_batch(&format!(
+            "CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL,
+               table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL,
+               metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000),
+               iceberg_type VARCHAR(5),
+               PRIMARY KEY (catalog_name, table_namespace, table_name));
+             CREATE TABLE iceberg_namespace_properties (catalog_name VARCHAR(255) NOT NULL,
+               namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255) NOT NULL,
+               property_value VARCHAR(1000), PRIMARY KEY (catalog_name, namespace, property_key));
+             INSERT INTO iceberg_tables VALUES ('default', 'db', 't', '{metadata}', NULL, 'TABLE');
+             INSERT INTO iceberg_namespace_properties VALUES ('default', 'db', 'exists', 'true');"
+        ))
+        .unwrap();
+    db
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn catalog_commits_swap_the_pointer_and_concurrent_writers_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let table_dir = dir.path().join("t");
+    let location = new_table(&table_dir);
+    let db = catalog_with_table(dir.path(), &format!("{location}/metadata/v1.metadata.json"));
+    let writers = (0..4).map(|w| {
+        let (location, db) = (location.clone(), db.clone());
+        tokio::spawn(async move {
+            let io = FileIO::default();
+            let catalog = SqliteCatalog::open(&db, None, io.clone()).unwrap();
+            for i in 0..5 {
+                let files = vec![data_file(&location, &[w * 100 + i])];
+                let target = CommitTarget::Catalog {
+                    catalog: &catalog,
+                    namespace: "db",
+                    table: "t",
+                };
+                append(&io, target, AppendFiles::new(files)).await.unwrap();
+            }
+        })
+    });
+    for writer in writers.collect::<Vec<_>>() {
+        writer.await.unwrap();
+    }
+    let catalog = SqliteCatalog::open(&db, None, FileIO::default()).unwrap();
+    let table = catalog.load_table("db", "t").await.unwrap();
+    let m = table.metadata();
+    assert_eq!(m.snapshots.len(), 20);
+    assert_eq!(m.last_sequence_number, 20);
+    // Every commit names the previous one; the file it replaced is the previous pointer.
+    let name = table
+        .metadata_location()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(name.starts_with("00021-"), "{name}");
+    let rows: i64 = m
+        .snapshots
+        .iter()
+        .map(|s| {
+            s.summary.as_ref().unwrap().properties["added-records"]
+                .parse::<i64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(rows, 20);
+    let ctx = SessionContext::new();
+    let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current).unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let batches = ctx
+        .sql("SELECT count(*) FROM t")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        batches[0].column(0).as_primitive::<Int64Type>().value(0),
+        20
     );
 }
