@@ -21,7 +21,7 @@ use crate::io::FileIO;
 use crate::scan::exec::{ScanInput, build_exec};
 use crate::scan::plan::{Pruner, plan_scan};
 use crate::scan::{FileScanTask, IncrementalRange, PlanStats, ScanPlan, plan_incremental_files};
-use crate::spec::Transform;
+use crate::spec::{PrimitiveType, Transform, Type};
 use crate::spec::{Schema, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
@@ -259,8 +259,20 @@ impl IcebergTableProvider {
         };
         let specs = &self.table.metadata().partition_specs;
         let ids = predicate.field_ids();
+        // Float partitions are left to DataFusion: NaN and signed zeros compare differently
+        // under Iceberg's rules and DataFusion's.
+        let float = |id: &i32| {
+            self.schema.columns().iter().any(|c| {
+                c.id == *id
+                    && matches!(
+                        c.field_type,
+                        Type::Primitive(PrimitiveType::Float | PrimitiveType::Double)
+                    )
+            })
+        };
         !ids.is_empty()
             && !specs.is_empty()
+            && !ids.iter().any(float)
             && ids.iter().all(|id| {
                 specs.iter().all(|spec| {
                     spec.fields
