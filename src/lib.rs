@@ -49,6 +49,7 @@ pub mod metadata_tables;
 mod provider;
 pub mod scan;
 pub mod spec;
+pub mod write;
 pub mod sql;
 mod table;
 pub mod to_arrow;
