@@ -17,6 +17,9 @@
 //!
 //! Run: `cargo bench --bench deletes`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -40,6 +43,7 @@ use icefloe::spec::{
     Summary,
 };
 use icefloe::{FileIO, IcebergTableProvider, Relocation, Table, TableOptions};
+use support::run;
 use tokio::runtime::Runtime;
 
 /// The reserved field ids of a position delete file's columns (spec: "Position Delete Files").
@@ -401,17 +405,6 @@ async fn open(t: &BenchTable) -> SessionContext {
     ctx
 }
 
-async fn run(ctx: SessionContext, sql: &str) -> usize {
-    let batches = ctx
-        .sql(sql)
-        .await
-        .expect("plan")
-        .collect()
-        .await
-        .expect("run");
-    batches.iter().map(|b| b.num_rows()).sum()
-}
-
 async fn count(t: &BenchTable) -> i64 {
     let batches = open(t)
         .await
@@ -475,7 +468,7 @@ fn deletes(c: &mut Criterion) {
             group.bench_function(name, |bench| {
                 bench
                     .to_async(&rt)
-                    .iter(|| async { run(open(t).await, sql).await })
+                    .iter(|| async { run(&open(t).await, sql).await })
             });
         }
         group.finish();

@@ -23,6 +23,9 @@
 //!
 //! Run: `cargo bench --bench planning -- --warm-up-time 1 --measurement-time 3`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,10 +35,6 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use datafusion::arrow::array::TimestampMicrosecondArray;
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringViewArray};
-use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -54,6 +53,7 @@ use icefloe::spec::{
 use icefloe::to_arrow::schema_to_arrow;
 use icefloe::{FileIO, IcebergTableProvider, Table, TableOptions};
 use serde_json::json;
+use support::run;
 use tokio::runtime::Runtime;
 
 /// Snapshots, manifests and data files: one of each per commit.
@@ -391,34 +391,6 @@ async fn icefloe_ctx(location: &str) -> SessionContext {
     ctx
 }
 
-async fn datafusion_ctx(data_dir: &Path) -> SessionContext {
-    let ctx = SessionContext::new();
-    let url = ListingTableUrl::parse(format!("{}/", data_dir.display())).expect("url");
-    let options =
-        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-    let schema = options
-        .infer_schema(&ctx.state(), &url)
-        .await
-        .expect("schema");
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(options)
-        .with_schema(schema);
-    let table = ListingTable::try_new(config).expect("listing table");
-    ctx.register_table("t", Arc::new(table)).expect("register");
-    ctx
-}
-
-async fn run(ctx: &SessionContext, sql: &str) -> usize {
-    let batches = ctx
-        .sql(sql)
-        .await
-        .expect("plan")
-        .collect()
-        .await
-        .expect("run");
-    batches.iter().map(|b| b.num_rows()).sum()
-}
-
 /// The value of a named metric anywhere in `plan`.
 fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<usize> {
     let own = plan
@@ -612,7 +584,7 @@ fn planning(c: &mut Criterion) {
     }
     group.finish();
 
-    let listing = rt.block_on(datafusion_ctx(&dir.path().join("data")));
+    let listing = rt.block_on(support::listing_ctx(&dir.path().join("data")));
     let mut group = c.benchmark_group("full scan aggregate");
     group.sample_size(10);
     // Slow iterations: a fixed count per sample keeps the run short.

@@ -10,16 +10,16 @@
 //!
 //! Run: `cargo bench --bench read_path`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
 use datafusion::prelude::SessionContext;
 use icefloe::{IcebergTableProvider, TableOptions};
+use support::run;
 use tokio::runtime::Runtime;
 
 struct BenchTable {
@@ -72,34 +72,6 @@ async fn icefloe_ctx(t: &BenchTable) -> SessionContext {
     ctx
 }
 
-async fn datafusion_ctx(t: &BenchTable) -> SessionContext {
-    let ctx = SessionContext::new();
-    let url = ListingTableUrl::parse(format!("{}/", t.data_dir.display())).expect("url");
-    let options =
-        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-    let schema = options
-        .infer_schema(&ctx.state(), &url)
-        .await
-        .expect("schema");
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(options)
-        .with_schema(schema);
-    let table = ListingTable::try_new(config).expect("listing table");
-    ctx.register_table("t", Arc::new(table)).expect("register");
-    ctx
-}
-
-async fn run(ctx: SessionContext, sql: &str) -> usize {
-    let batches = ctx
-        .sql(sql)
-        .await
-        .expect("plan")
-        .collect()
-        .await
-        .expect("run");
-    batches.iter().map(|b| b.num_rows()).sum()
-}
-
 fn read_path(c: &mut Criterion) {
     let rt = Runtime::new().expect("tokio runtime");
     let t = bench_table();
@@ -112,11 +84,11 @@ fn read_path(c: &mut Criterion) {
         group.sample_size(20);
         group.bench_function("icefloe", |b| {
             b.to_async(&rt)
-                .iter(|| async { run(icefloe_ctx(&t).await, sql).await })
+                .iter(|| async { run(&icefloe_ctx(&t).await, sql).await })
         });
         group.bench_function("datafusion_listing", |b| {
             b.to_async(&rt)
-                .iter(|| async { run(datafusion_ctx(&t).await, sql).await })
+                .iter(|| async { run(&support::listing_ctx(&t.data_dir).await, sql).await })
         });
         group.finish();
     }

@@ -42,17 +42,17 @@
 pub mod catalog;
 pub mod cli;
 pub mod commit;
-pub mod expr;
 mod error;
+pub mod expr;
 pub mod io;
 pub mod metadata_tables;
 mod provider;
 pub mod scan;
 pub mod spec;
-pub mod write;
 pub mod sql;
 mod table;
 pub mod to_arrow;
+pub mod write;
 
 pub use error::{Error, Result};
 pub use io::{FileIO, Relocation};

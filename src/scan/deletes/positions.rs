@@ -134,7 +134,8 @@ async fn read_position_file(
     for batch in reader {
         let batch: RecordBatch = batch.map_err(|e| corrupt(&e))?;
         let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(|e| corrupt(&e))?;
-        let positions = cast(batch.column(pos_column), &DataType::Int64).map_err(|e| corrupt(&e))?;
+        let positions =
+            cast(batch.column(pos_column), &DataType::Int64).map_err(|e| corrupt(&e))?;
         let paths = paths.as_string::<i32>();
         let positions = positions.as_primitive::<Int64Type>();
         for row in 0..batch.num_rows() {
@@ -242,13 +243,17 @@ mod tests {
             Arc::clone(&schema),
             vec![
                 Arc::new(Int64Array::from(vec![3, 7, 1])),
-                Arc::new(StringArray::from(vec![data.as_str(), data.as_str(), other.as_str()])),
+                Arc::new(StringArray::from(vec![
+                    data.as_str(),
+                    data.as_str(),
+                    other.as_str(),
+                ])),
             ],
         )
         .unwrap();
         let path = dir.path().join("deletes.parquet");
-        let mut writer = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None)
-            .unwrap();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
 
