@@ -7,7 +7,7 @@ pub mod file;
 pub mod sqlite;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 pub use self::datafusion::{
     IcebergCatalogProvider, IcebergSchemaProvider, register_catalog, register_catalog_as_default,

@@ -5,9 +5,15 @@ use std::path::Path;
 
 /// A minimal valid format-v2 metadata file for a table at `location`, with no snapshots.
 pub(crate) fn metadata_json(location: &str) -> String {
+    metadata_json_with(location, 2, "")
+}
+
+/// [`metadata_json`] of another format version, with `properties` (JSON object members,
+/// e.g. `"k": "v"`).
+pub(crate) fn metadata_json_with(location: &str, version: u8, properties: &str) -> String {
     format!(
         r#"{{
-  "format-version": 2,
+  "format-version": {version},
   "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
   "location": "{location}",
   "last-sequence-number": 0,
@@ -21,7 +27,7 @@ pub(crate) fn metadata_json(location: &str) -> String {
   "last-partition-id": 999,
   "default-sort-order-id": 0,
   "sort-orders": [{{"order-id": 0, "fields": []}}],
-  "properties": {{}},
+  "properties": {{{properties}}},
   "current-snapshot-id": -1,
   "snapshots": [],
   "snapshot-log": [],

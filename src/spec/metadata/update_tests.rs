@@ -4,29 +4,7 @@ use super::*;
 use crate::spec::snapshot::{Operation, Summary};
 
 fn base(version: u8, properties: &str) -> TableMetadata {
-    let json = format!(
-        r#"{{
-  "format-version": {version},
-  "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
-  "location": "/wh/t",
-  "last-sequence-number": 0,
-  "last-updated-ms": 1700000000000,
-  "last-column-id": 1,
-  "current-schema-id": 0,
-  "schemas": [{{"type": "struct", "schema-id": 0,
-    "fields": [{{"id": 1, "name": "id", "required": true, "type": "long"}}]}}],
-  "default-spec-id": 0,
-  "partition-specs": [{{"spec-id": 0, "fields": []}}],
-  "last-partition-id": 999,
-  "default-sort-order-id": 0,
-  "sort-orders": [{{"order-id": 0, "fields": []}}],
-  "properties": {{{properties}}},
-  "current-snapshot-id": -1,
-  "snapshots": [],
-  "snapshot-log": [],
-  "metadata-log": []
-}}"#
-    );
+    let json = crate::catalog::test_support::metadata_json_with("/wh/t", version, properties);
     TableMetadata::parse(json.as_bytes()).unwrap()
 }
 
