@@ -26,6 +26,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use icefloe::scan::plan_metric;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -391,15 +392,6 @@ async fn icefloe_ctx(location: &str) -> SessionContext {
     ctx
 }
 
-/// The value of a named metric anywhere in `plan`.
-fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<usize> {
-    let own = plan
-        .metrics()
-        .and_then(|m| m.sum_by_name(name))
-        .map(|v| v.as_usize());
-    own.or_else(|| plan.children().into_iter().find_map(|c| metric(c, name)))
-}
-
 /// Runs `sql` as `EXPLAIN ANALYZE` would: plans, executes, and returns the plan with metrics.
 async fn analyzed(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
     let plan = ctx
@@ -433,18 +425,21 @@ async fn check_table(location: &str, q: &Queries) {
     assert_eq!(count, COMMITS * ROWS_PER_FILE, "count(*)");
 
     let plan = analyzed(&ctx, &q.one_day).await;
-    assert_eq!(metric(&plan, "manifests_total"), Some(COMMITS as usize));
     assert_eq!(
-        metric(&plan, "manifests_pruned"),
+        plan_metric(&plan, "manifests_total"),
+        Some(COMMITS as usize)
+    );
+    assert_eq!(
+        plan_metric(&plan, "manifests_pruned"),
         Some(COMMITS as usize - 1)
     );
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(1));
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(1));
     assert_eq!(run(&ctx, &q.one_day).await, ROWS_PER_FILE as usize);
 
     let plan = analyzed(&ctx, &q.by_id).await;
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(1));
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(1));
     assert_eq!(
-        metric(&plan, "data_files_pruned_by_metrics"),
+        plan_metric(&plan, "data_files_pruned_by_metrics"),
         Some(COMMITS as usize - 1)
     );
     assert_eq!(run(&ctx, &q.by_id).await, 1);

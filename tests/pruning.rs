@@ -22,6 +22,7 @@
 //! `PRUNING_EXPLAIN` prints `EXPLAIN ANALYZE` of each mismatching filter;
 //! `PRUNING_PARQUET_STATS` leaves DataFusion's Parquet statistics pruning on.
 
+use icefloe::scan::plan_metric;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -34,7 +35,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::datasource::{MemTable, TableProvider as _};
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::physical_plan::{ExecutionPlan, collect};
+use datafusion::physical_plan::collect;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use icefloe::spec::manifest_writer::{write_manifest, write_manifest_list};
 use icefloe::spec::values::{format_date, format_decimal};
@@ -956,14 +957,6 @@ fn session() -> SessionContext {
 
 // ---- running -----------------------------------------------------------------------------
 
-fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<usize> {
-    let own = plan
-        .metrics()
-        .and_then(|m| m.sum_by_name(name))
-        .map(|v| v.as_usize());
-    own.or_else(|| plan.children().into_iter().find_map(|c| metric(c, name)))
-}
-
 /// Each row as text, sorted.
 fn row_texts(batches: &[RecordBatch]) -> Vec<String> {
     let mut out = Vec::new();
@@ -1020,9 +1013,9 @@ async fn run_iceberg(ctx: &SessionContext, sql: &str) -> datafusion::error::Resu
     let batches = collect(Arc::clone(&plan), ctx.task_ctx()).await?;
     Ok(Outcome {
         rows: row_texts(&batches),
-        scanned: metric(&plan, "data_files_scanned"),
-        total: metric(&plan, "data_files_total"),
-        manifests_pruned: metric(&plan, "manifests_pruned"),
+        scanned: plan_metric(&plan, "data_files_scanned"),
+        total: plan_metric(&plan, "data_files_total"),
+        manifests_pruned: plan_metric(&plan, "manifests_pruned"),
     })
 }
 

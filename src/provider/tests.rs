@@ -6,6 +6,7 @@ use datafusion::arrow::datatypes::Int64Type;
 
 use super::*;
 use crate::io::Relocation;
+use crate::scan::plan_metric;
 
 const FIRST: i64 = 5_717_840_931_077_797_238;
 const SECOND: i64 = 2_307_351_587_894_854_234;
@@ -174,15 +175,6 @@ async fn a_second_plan_reads_manifests_from_the_cache() {
     assert_eq!(first.len(), 2);
 }
 
-/// The value of a named metric anywhere in `plan`.
-fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<usize> {
-    let own = plan
-        .metrics()
-        .and_then(|m| m.sum_by_name(name))
-        .map(|v| v.as_usize());
-    own.or_else(|| plan.children().into_iter().find_map(|c| metric(c, name)))
-}
-
 #[tokio::test]
 async fn planning_counts_are_scan_metrics() {
     let ctx = SessionContext::new();
@@ -201,12 +193,12 @@ async fn planning_counts_are_scan_metrics() {
         .unwrap();
     // db.orders (fixture README): two appends of one file each, the second keeping the
     // first's manifest, so the current manifest list holds two manifests.
-    assert_eq!(metric(&plan, "manifests_total"), Some(2));
-    assert_eq!(metric(&plan, "manifests_pruned"), Some(0));
-    assert_eq!(metric(&plan, "data_files_total"), Some(2));
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(2));
-    assert_eq!(metric(&plan, "delete_files_matched"), Some(0));
-    assert!(metric(&plan, "planning_time").is_some());
+    assert_eq!(plan_metric(&plan, "manifests_total"), Some(2));
+    assert_eq!(plan_metric(&plan, "manifests_pruned"), Some(0));
+    assert_eq!(plan_metric(&plan, "data_files_total"), Some(2));
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(2));
+    assert_eq!(plan_metric(&plan, "delete_files_matched"), Some(0));
+    assert!(plan_metric(&plan, "planning_time").is_some());
 }
 
 #[tokio::test]
@@ -265,9 +257,9 @@ async fn a_partition_filter_skips_the_other_days_manifest() {
     let (plan, text) =
         orders_plan("SELECT order_id FROM t WHERE order_ts >= TIMESTAMP '2024-01-02T00:00:00Z'")
             .await;
-    assert_eq!(metric(&plan, "manifests_total"), Some(2), "{text}");
-    assert_eq!(metric(&plan, "manifests_pruned"), Some(1), "{text}");
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(1), "{text}");
+    assert_eq!(plan_metric(&plan, "manifests_total"), Some(2), "{text}");
+    assert_eq!(plan_metric(&plan, "manifests_pruned"), Some(1), "{text}");
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(1), "{text}");
     // A transform is lossy: DataFusion still filters the rows.
     assert!(text.contains("FilterExec"), "{text}");
 }
@@ -277,11 +269,11 @@ async fn metrics_prune_files_within_a_manifest_list() {
     // Order ids 1..=10 are in the first file, 11..=20 in the second.
     let (plan, text) = orders_plan("SELECT * FROM t WHERE order_id = 15").await;
     assert_eq!(
-        metric(&plan, "data_files_pruned_by_metrics"),
+        plan_metric(&plan, "data_files_pruned_by_metrics"),
         Some(1),
         "{text}"
     );
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(1), "{text}");
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(1), "{text}");
 }
 
 #[tokio::test]
@@ -367,11 +359,11 @@ async fn row_groups_are_pruned_by_parquet_statistics_after_planning() {
 async fn a_limit_without_filters_opens_only_the_files_it_needs() {
     // Each of db.orders' two files holds ten rows.
     let (plan, text) = orders_plan("SELECT * FROM t LIMIT 3").await;
-    assert_eq!(metric(&plan, "data_files_total"), Some(2), "{text}");
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(1), "{text}");
+    assert_eq!(plan_metric(&plan, "data_files_total"), Some(2), "{text}");
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(1), "{text}");
     let (plan, text) = orders_plan("SELECT * FROM t LIMIT 15").await;
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(2), "{text}");
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(2), "{text}");
     // A filter DataFusion still applies keeps every file that may match.
     let (plan, text) = orders_plan("SELECT * FROM t WHERE customer_id > 0 LIMIT 3").await;
-    assert_eq!(metric(&plan, "data_files_scanned"), Some(2), "{text}");
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(2), "{text}");
 }

@@ -605,3 +605,18 @@ fn spread(mut files: Vec<PartitionedFile>, n: usize) -> Vec<FileGroup> {
     }
     groups.into_iter().map(|(_, f)| FileGroup::new(f)).collect()
 }
+
+/// The value of a named metric summed over a whole physical plan (`None` when no node reports
+/// it): how tools read the planning counts (`manifests_pruned`, `data_files_scanned`, ...)
+/// that [`report_planning`] attaches to the scan.
+pub fn plan_metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<usize> {
+    let own = plan
+        .metrics()
+        .and_then(|m| m.sum_by_name(name))
+        .map(|v| v.as_usize());
+    let children = plan
+        .children()
+        .into_iter()
+        .filter_map(|c| plan_metric(c, name));
+    own.into_iter().chain(children).reduce(|a, b| a + b)
+}

@@ -406,20 +406,7 @@ pub async fn data_files_scanned(ctx: &SessionContext, filter: &str) -> Result<us
         .create_physical_plan()
         .await
         .map_err(|e| error_chain(&e))?;
-    Ok(metric(&plan, "data_files_scanned").unwrap_or(0))
-}
-
-/// The value of a named metric anywhere in `plan` (summed over its partitions).
-fn metric(
-    plan: &std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-    name: &str,
-) -> Option<usize> {
-    let own = plan
-        .metrics()
-        .and_then(|m| m.sum_by_name(name))
-        .map(|v| v.as_usize());
-    let children = plan.children().into_iter().filter_map(|c| metric(c, name));
-    own.into_iter().chain(children).reduce(|a, b| a + b)
+    Ok(icefloe::scan::plan_metric(&plan, "data_files_scanned").unwrap_or(0))
 }
 
 /// Runs `sql` through icefloe's SQL entry point (as an embedder would) and collects the
