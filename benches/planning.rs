@@ -355,6 +355,8 @@ fn generate_table(dir: &Path) -> String {
         metadata.to_json().to_string(),
     )
     .expect("write metadata");
+    // As a file-system (Hadoop) catalog leaves it: the hint names the current version.
+    std::fs::write(dir.join("metadata/version-hint.text"), "1").expect("write version hint");
     location
 }
 
@@ -539,14 +541,29 @@ fn time_fresh_processes(location: &str, q: &Queries) {
 
 fn planning(c: &mut Criterion) {
     let rt = Runtime::new().expect("tokio runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let start = Instant::now();
-    let location = generate_table(dir.path());
-    println!(
-        "generated {COMMITS} commits ({} rows) in {:.1} s",
-        COMMITS * ROWS_PER_FILE,
-        start.elapsed().as_secs_f64()
-    );
+    // ICEFLOE_PLANNING_TABLE=DIR keeps the table in DIR (generated when DIR does not exist
+    // yet), so profiling runs can reuse it; otherwise a tempdir.
+    let (_tmp, table_dir) = match std::env::var_os("ICEFLOE_PLANNING_TABLE") {
+        Some(dir) => (None, PathBuf::from(dir)),
+        None => {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let dir = tmp.path().to_path_buf();
+            (Some(tmp), dir)
+        }
+    };
+    let location = if table_dir.join("metadata/v1.metadata.json").is_file() {
+        println!("reusing the table in {}", table_dir.display());
+        table_dir.display().to_string()
+    } else {
+        let start = Instant::now();
+        let location = generate_table(&table_dir);
+        println!(
+            "generated {COMMITS} commits ({} rows) in {:.1} s",
+            COMMITS * ROWS_PER_FILE,
+            start.elapsed().as_secs_f64()
+        );
+        location
+    };
     let q = queries();
     rt.block_on(check_table(&location, &q));
     rt.block_on(time_phases(&location));
@@ -579,7 +596,7 @@ fn planning(c: &mut Criterion) {
     }
     group.finish();
 
-    let listing = rt.block_on(support::listing_ctx(&dir.path().join("data")));
+    let listing = rt.block_on(support::listing_ctx(&table_dir.join("data")));
     let mut group = c.benchmark_group("full scan aggregate");
     group.sample_size(10);
     // Slow iterations: a fixed count per sample keeps the run short.

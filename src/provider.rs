@@ -18,11 +18,14 @@ use crate::error::{Error, Result};
 use crate::expr::Predicate;
 use crate::expr::convert::{convert, convert_filters};
 use crate::io::FileIO;
+use crate::scan::count::{RowCountExec, live_rows_from_list};
 use crate::scan::exec::{ScanInput, build_exec};
 use crate::scan::plan::{Pruner, plan_scan};
-use crate::scan::{FileScanTask, IncrementalRange, PlanStats, ScanPlan, plan_incremental_files};
+use crate::scan::{
+    FileScanTask, IncrementalRange, PlanStats, ScanPlan, plan_incremental_files, read_manifest_list,
+};
 use crate::spec::{PrimitiveType, Transform, Type};
-use crate::spec::{Schema, SnapshotSelector};
+use crate::spec::{Schema, Snapshot, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
 
@@ -152,12 +155,7 @@ impl IcebergTableProvider {
         match &self.read {
             ReadKind::Snapshot(None) => Ok(ScanPlan::default()),
             ReadKind::Snapshot(Some(id)) => {
-                let snapshot = metadata.snapshot_by_id(*id).ok_or_else(|| {
-                    Error::not_found(format!(
-                        "snapshot {id} in table {}",
-                        self.table.metadata_location()
-                    ))
-                })?;
+                let snapshot = self.snapshot(*id)?;
                 let pruner = Pruner::new(metadata, &self.schema, filter);
                 plan_scan(io, metadata, snapshot, &pruner).await
             }
@@ -188,6 +186,44 @@ impl IcebergTableProvider {
                 Ok(ScanPlan { tasks, stats })
             }
         }
+    }
+
+    /// The snapshot `id` of the table, or a not-found error naming the table.
+    fn snapshot(&self, id: i64) -> Result<&Snapshot> {
+        self.table.metadata().snapshot_by_id(id).ok_or_else(|| {
+            Error::not_found(format!(
+                "snapshot {id} in table {}",
+                self.table.metadata_location()
+            ))
+        })
+    }
+
+    /// A scan of rows without columns and without filters (`SELECT count(*) FROM t`) answered
+    /// from the manifest list alone, when its counts are exact (see [`live_rows_from_list`]);
+    /// `None` otherwise, and for incremental reads.
+    async fn count_only(&self, limit: Option<usize>) -> Result<Option<RowCountExec>> {
+        let ReadKind::Snapshot(Some(id)) = &self.read else {
+            return Ok(None);
+        };
+        let started = std::time::Instant::now();
+        let manifests =
+            read_manifest_list(self.table.io(), self.table.metadata(), self.snapshot(*id)?).await?;
+        let Some((rows, files)) = live_rows_from_list(&manifests) else {
+            return Ok(None);
+        };
+        let rows = usize::try_from(rows).unwrap_or(usize::MAX);
+        let stats = PlanStats {
+            manifests_total: manifests.len(),
+            data_files_total: files,
+            planning_time: started.elapsed(),
+            ..PlanStats::default()
+        };
+        let rows = limit.map_or(rows, |limit| rows.min(limit));
+        Ok(Some(RowCountExec::rows(
+            rows,
+            &stats,
+            "counted from the manifest list",
+        )))
     }
 
     /// The Iceberg schema rows are read with.
@@ -230,6 +266,12 @@ impl TableProvider for IcebergTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if filters.is_empty()
+            && projection.is_some_and(Vec::is_empty)
+            && let Some(exec) = self.count_only(limit).await?
+        {
+            return Ok(Arc::new(exec));
+        }
         let (filter, _) = convert_filters(filters, &self.schema);
         let mut plan = self.plan(filter).await?;
         // With a limit, no filter left for DataFusion to apply and no deletes, record counts

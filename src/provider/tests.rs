@@ -367,3 +367,50 @@ async fn a_limit_without_filters_opens_only_the_files_it_needs() {
     let (plan, text) = orders_plan("SELECT * FROM t WHERE customer_id > 0 LIMIT 3").await;
     assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(2), "{text}");
 }
+
+#[tokio::test]
+async fn count_star_is_answered_from_the_manifest_list() {
+    // 20 rows: added_rows_count 10 in each of the two manifests the list holds.
+    let (plan, text) = orders_plan("SELECT count(*) FROM t").await;
+    assert!(!text.contains("DataSourceExec"), "{text}");
+    let ctx = SessionContext::new();
+    let provider =
+        IcebergTableProvider::try_new(orders(&ctx).await, SnapshotSelector::Current).unwrap();
+    assert_eq!(count_and_sum(&ctx, provider).await.0, 20);
+    drop(plan);
+    // The scan behind it, when executed, yields that many rows (and honours a limit); its
+    // metrics say no manifest was read and no file opened.
+    for (sql, rows) in [("SELECT 1 FROM t", 20), ("SELECT 1 FROM t LIMIT 7", 7)] {
+        let (plan, text) = orders_plan(sql).await;
+        assert!(text.contains("IcebergRowCountExec: rows="), "{text}");
+        let ctx = SessionContext::new();
+        let batches = datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx())
+            .await
+            .unwrap();
+        assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), rows);
+        assert_eq!(plan_metric(&plan, "manifests_total"), Some(2), "{text}");
+        assert_eq!(plan_metric(&plan, "data_files_total"), Some(2), "{text}");
+        assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(0), "{text}");
+    }
+    // A filter needs the files.
+    let (_, text) = orders_plan("SELECT count(*) FROM t WHERE customer_id > 0").await;
+    assert!(text.contains("DataSourceExec"), "{text}");
+}
+
+#[tokio::test]
+async fn a_scan_with_every_file_pruned_still_reports_its_planning() {
+    // No order has id 1000: both files are pruned by their metrics.
+    let (plan, text) = orders_plan("SELECT * FROM t WHERE order_id = 1000").await;
+    let ctx = SessionContext::new();
+    let batches = datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 0);
+    assert!(text.contains("IcebergRowCountExec: rows=0"), "{text}");
+    assert_eq!(
+        plan_metric(&plan, "data_files_pruned_by_metrics"),
+        Some(2),
+        "{text}"
+    );
+    assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(0), "{text}");
+}

@@ -23,11 +23,11 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::empty::EmptyExec;
-use datafusion::physical_plan::metrics::MetricBuilder;
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::union::UnionExec;
 
 use super::adapter::FieldIdAdapterFactory;
+use super::count::RowCountExec;
 use super::deletes::DeleteFileTask;
 use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
 use super::deletes::index::resolved_key;
@@ -119,7 +119,7 @@ pub(crate) async fn build_exec(
             Some(p) => Arc::new(input.arrow_schema.project(p)?),
             None => Arc::clone(&input.arrow_schema),
         };
-        return Ok(Arc::new(EmptyExec::new(projected)));
+        return Ok(Arc::new(RowCountExec::empty(projected, &input.stats)));
     }
     let predicate = conjunction(filters.iter().cloned())
         .and_then(|f| physical_predicate(state, &input.arrow_schema, f));
@@ -147,7 +147,7 @@ pub(crate) async fn build_exec(
             source = source.with_predicate(Arc::clone(predicate));
         }
         if plans.is_empty() {
-            report_planning(&source, &input.stats);
+            report_planning(source.metrics(), &input.stats);
         }
         let statistics = total_statistics(&files, &file_schema, equality.is_some());
         let config = FileScanConfigBuilder::new(store_url, Arc::new(source))
@@ -176,8 +176,7 @@ pub(crate) async fn build_exec(
 /// `data_files_pruned_by_metrics`, `data_files_scanned`, `delete_files_matched` and
 /// `planning_time`. (`bytes_scanned` is DataFusion's own Parquet metric of that name: the
 /// bytes actually read, after row-group and page pruning.)
-fn report_planning(source: &ParquetSource, stats: &PlanStats) {
-    let metrics = source.metrics();
+pub(super) fn report_planning(metrics: &ExecutionPlanMetricsSet, stats: &PlanStats) {
     let counts = [
         ("manifests_total", stats.manifests_total),
         ("manifests_pruned", stats.manifests_pruned),

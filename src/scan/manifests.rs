@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use super::cache::{Cached, ManifestCache};
 use super::deletes::index::location_key;
 use crate::error::{Error, Result};
@@ -89,10 +91,57 @@ pub async fn read_manifest(
     if let Some(Cached::Manifest(cached)) = cache.get(&key) {
         return Ok(cached.as_ref().clone());
     }
-    let bytes = io.read(path).await?;
-    let parsed = parse_manifest(&bytes, manifest, &partition_type).map_err(|e| e.in_file(path))?;
+    let parsed = fetch_and_parse(io, manifest, partition_type)
+        .await
+        .map_err(|e| e.in_file(path))?;
     cache.insert(key, Cached::Manifest(Arc::new(parsed.clone())));
     Ok(parsed)
+}
+
+/// Reads and decodes a manifest. The read asks for the `manifest_length` bytes the list
+/// recorded (one request; a local store then opens and reads the file in one blocking call,
+/// where a plain `get` takes two); when that read fails or does not decode, the whole object
+/// is read and decoded instead, so a wrong recorded length costs time, never correctness.
+/// Decoding runs as its own task, so manifests decode on every core.
+async fn fetch_and_parse(
+    io: &FileIO,
+    manifest: &ManifestFile,
+    partition_type: StructType,
+) -> Result<Manifest> {
+    let path = &manifest.manifest_path;
+    let recorded = u64::try_from(manifest.manifest_length).unwrap_or(0);
+    let partition_type = Arc::new(partition_type);
+    if recorded > 0
+        && let Ok(bytes) = io.read_range(path, 0..recorded).await
+        && let Ok(parsed) = decode(bytes, manifest, &partition_type).await
+    {
+        return Ok(parsed);
+    }
+    decode(io.read(path).await?, manifest, &partition_type).await
+}
+
+/// [`parse_manifest`] as a task of the current Tokio runtime (inline outside one).
+async fn decode(
+    bytes: Bytes,
+    manifest: &ManifestFile,
+    partition_type: &Arc<StructType>,
+) -> Result<Manifest> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return parse_manifest(&bytes, manifest, partition_type);
+    };
+    let (manifest, partition_type) = (manifest.clone(), Arc::clone(partition_type));
+    let path = manifest.manifest_path.clone();
+    match runtime
+        .spawn(async move { parse_manifest(&bytes, &manifest, &partition_type) })
+        .await
+    {
+        Ok(parsed) => parsed,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(cancelled) => Err(Error::Io {
+            path,
+            source: Box::new(cancelled),
+        }),
+    }
 }
 
 /// The partition struct type of a spec, with source types from the current schema (so values

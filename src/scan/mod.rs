@@ -4,6 +4,7 @@
 
 mod adapter;
 pub mod cache;
+pub(crate) mod count;
 pub(crate) mod deletes;
 pub(crate) mod exec;
 mod incremental;

@@ -7,31 +7,69 @@
 //! Decoders here are pure: their errors are [`Error::Corrupt`] with an empty path.
 
 use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::{Arc, LazyLock, Mutex};
 
-use apache_avro::Reader;
+use apache_avro::Codec;
+use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::schema::{NamesRef, RecordSchema, ResolvedSchema, Schema};
 use apache_avro::types::Value;
 
 use crate::error::{Error, Result};
 
 /// An opened Avro object container file: the header is read, the records are not yet.
+///
+/// The container format is read here (it is small: magic, a metadata map, a sync marker, then
+/// blocks of records); apache-avro decodes the records. The writer schema is parsed once per
+/// distinct schema text and shared process-wide: every manifest of a table usually carries
+/// the same schema, and parsing it (JSON, name validation) costs more than decoding a
+/// one-entry manifest.
 pub(crate) struct AvroFile<'b> {
-    reader: Reader<'static, &'b [u8]>,
-    schema: Schema,
+    schema: Arc<Schema>,
+    metadata: HashMap<String, Vec<u8>>,
+    codec: Codec,
+    sync: [u8; 16],
+    /// The blocks, after the header.
+    blocks: &'b [u8],
 }
 
 impl<'b> AvroFile<'b> {
     /// Reads the header (magic, key-value metadata, writer schema, sync marker).
     pub(crate) fn open(bytes: &'b [u8]) -> Result<Self> {
-        let reader =
-            Reader::new(bytes).map_err(|e| Error::corrupt_with("", "invalid Avro header", e))?;
-        let schema = reader.writer_schema().clone();
-        Ok(Self { reader, schema })
+        let header_error =
+            |reason: String| Error::corrupt("", format!("invalid Avro header: {reason}"));
+        let rest = bytes
+            .strip_prefix(b"Obj\x01")
+            .ok_or_else(|| header_error("not an Avro object container file (bad magic)".into()))?;
+        let mut input = rest;
+        let mut metadata = read_metadata_map(&mut input).map_err(header_error)?;
+        let mut sync = [0u8; 16];
+        sync.copy_from_slice(take(&mut input, 16).map_err(header_error)?);
+        let schema_json = metadata
+            .remove("avro.schema")
+            .ok_or_else(|| header_error("no avro.schema".into()))?;
+        let schema = writer_schema(schema_json).map_err(header_error)?;
+        let codec = match metadata.remove("avro.codec") {
+            None => Codec::Null,
+            Some(name) => {
+                let name = String::from_utf8_lossy(&name).into_owned();
+                Codec::from_str(&name)
+                    .map_err(|_| header_error(format!("unsupported codec '{name}'")))?
+            }
+        };
+        metadata.retain(|key, _| !key.starts_with("avro."));
+        Ok(Self {
+            schema,
+            metadata,
+            codec,
+            sync,
+            blocks: input,
+        })
     }
 
     /// The header's key-value metadata, without Avro's own `avro.*` keys.
     pub(crate) fn metadata(&self) -> &HashMap<String, Vec<u8>> {
-        self.reader.user_metadata()
+        &self.metadata
     }
 
     /// Decodes every record and converts it with `convert`, in file order. `what` names the
@@ -41,24 +79,137 @@ impl<'b> AvroFile<'b> {
         what: &'static str,
         mut convert: impl FnMut(Record<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
-        let Self { reader, schema } = self;
-        let resolved = ResolvedSchema::try_from(&schema).ok();
-        let names = resolved.as_ref().map(ResolvedSchema::get_names);
-        let ctx = SchemaCtx { names };
+        let schema = self.schema.as_ref();
+        let resolved = ResolvedSchema::try_from(schema)
+            .map_err(|e| Error::corrupt_with("", "invalid Avro writer schema", e))?;
+        let ctx = SchemaCtx {
+            names: Some(resolved.get_names()),
+        };
+        let reader = GenericDatumReader::builder(schema)
+            .resolved_writer_schemata(resolved.clone())
+            .build()
+            .map_err(|e| Error::corrupt_with("", "invalid Avro writer schema", e))?;
         let mut out = Vec::new();
-        for (index, value) in reader.enumerate() {
-            let value = value.map_err(|e| {
-                Error::corrupt_with("", format!("cannot decode Avro record {index} ({what})"), e)
+        let mut input = self.blocks;
+        while !input.is_empty() {
+            let block = out.len();
+            let block_error = |reason: String| {
+                Error::corrupt("", format!("Avro block after record {block}: {reason}"))
+            };
+            let count = read_len(&mut input).map_err(block_error)?;
+            let size = read_len(&mut input).map_err(block_error)?;
+            let mut data = take(&mut input, size).map_err(block_error)?.to_vec();
+            if take(&mut input, 16).map_err(block_error)? != self.sync {
+                return Err(block_error(
+                    "sync marker does not match the header's".into(),
+                ));
+            }
+            self.codec.decompress(&mut data).map_err(|e| {
+                Error::corrupt_with(
+                    "",
+                    format!("cannot decompress the Avro block after record {block}"),
+                    e,
+                )
             })?;
-            let record = Record::new(&value, Some(&schema), ctx, what);
-            out.push(
-                record
-                    .and_then(&mut convert)
-                    .map_err(|e| at_record(e, index))?,
-            );
+            let mut records = data.as_slice();
+            for _ in 0..count {
+                let index = out.len();
+                let value = reader.read_value(&mut records).map_err(|e| {
+                    Error::corrupt_with(
+                        "",
+                        format!("cannot decode Avro record {index} ({what})"),
+                        e,
+                    )
+                })?;
+                let record = Record::new(&value, Some(schema), ctx, what);
+                out.push(
+                    record
+                        .and_then(&mut convert)
+                        .map_err(|e| at_record(e, index))?,
+                );
+            }
         }
         Ok(out)
     }
+}
+
+/// The parsed writer schema for this schema text, from the process-wide cache when seen
+/// before. The cache holds at most [`SCHEMA_CACHE_ENTRIES`] schemas (a few KB each).
+fn writer_schema(json: Vec<u8>) -> std::result::Result<Arc<Schema>, String> {
+    static SCHEMAS: LazyLock<Mutex<HashMap<Vec<u8>, Arc<Schema>>>> =
+        LazyLock::new(Default::default);
+    if let Some(schema) = SCHEMAS.lock().unwrap_or_else(|e| e.into_inner()).get(&json) {
+        return Ok(Arc::clone(schema));
+    }
+    let text = std::str::from_utf8(&json).map_err(|_| "avro.schema is not UTF-8".to_string())?;
+    let schema =
+        Arc::new(Schema::parse_str(text).map_err(|e| format!("invalid avro.schema: {e}"))?);
+    let mut cache = SCHEMAS.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= SCHEMA_CACHE_ENTRIES {
+        cache.clear();
+    }
+    cache.insert(json, Arc::clone(&schema));
+    Ok(schema)
+}
+
+/// How many distinct writer schemas [`writer_schema`] keeps.
+const SCHEMA_CACHE_ENTRIES: usize = 256;
+
+/// The header's metadata map (Avro `map<bytes>`: blocks of entries, a zero count last; a
+/// negative count is followed by the block's size in bytes).
+fn read_metadata_map(input: &mut &[u8]) -> std::result::Result<HashMap<String, Vec<u8>>, String> {
+    let mut map = HashMap::new();
+    loop {
+        let count = read_long(input)?;
+        if count == 0 {
+            return Ok(map);
+        }
+        if count < 0 {
+            read_long(input)?;
+        }
+        for _ in 0..count.unsigned_abs() {
+            let key_len = read_len(input)?;
+            let key = String::from_utf8(take(input, key_len)?.to_vec())
+                .map_err(|_| "a metadata key is not UTF-8".to_string())?;
+            let value_len = read_len(input)?;
+            map.insert(key, take(input, value_len)?.to_vec());
+        }
+    }
+}
+
+/// Avro's zig-zag variable-length long.
+fn read_long(input: &mut &[u8]) -> std::result::Result<i64, String> {
+    let mut value: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = input
+            .split_first()
+            .ok_or_else(|| "truncated (in a variable-length integer)".to_string())?;
+        *input = rest;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(((value >> 1) as i64) ^ -((value & 1) as i64));
+        }
+    }
+    Err("a variable-length integer is longer than 10 bytes".into())
+}
+
+/// A non-negative long used as a length or count.
+fn read_len(input: &mut &[u8]) -> std::result::Result<usize, String> {
+    let n = read_long(input)?;
+    usize::try_from(n).map_err(|_| format!("negative length {n}"))
+}
+
+/// The next `n` bytes.
+fn take<'a>(input: &mut &'a [u8], n: usize) -> std::result::Result<&'a [u8], String> {
+    if input.len() < n {
+        return Err(format!(
+            "truncated: {n} bytes expected, {} left",
+            input.len()
+        ));
+    }
+    let (head, rest) = input.split_at(n);
+    *input = rest;
+    Ok(head)
 }
 
 /// Prefixes a conversion error with the index of the record it is about.
@@ -541,5 +692,114 @@ pub(crate) mod test_util {
                 ]
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apache_avro::{DeflateSettings, Writer, ZstandardSettings};
+
+    fn schema() -> Schema {
+        Schema::parse_str(
+            r#"{"type": "record", "name": "r", "fields": [
+                {"name": "id", "type": "long", "field-id": 1},
+                {"name": "name", "type": ["null", "string"], "field-id": 2}]}"#,
+        )
+        .unwrap()
+    }
+
+    /// Three blocks of records written with `codec` (a flush ends a block).
+    fn file(codec: Codec) -> Vec<u8> {
+        let schema = schema();
+        let mut writer = Writer::with_codec(&schema, Vec::new(), codec).unwrap();
+        writer.add_user_metadata("k".into(), "v").unwrap();
+        for block in 0..3_i64 {
+            for i in 0..4 {
+                let id = block * 10 + i;
+                let name = if i % 2 == 0 {
+                    Value::Union(1, Box::new(Value::String(format!("n{id}"))))
+                } else {
+                    Value::Union(0, Box::new(Value::Null))
+                };
+                let record =
+                    Value::Record(vec![("id".into(), Value::Long(id)), ("name".into(), name)]);
+                writer.append_value_ref(&record).unwrap();
+            }
+            writer.flush().unwrap();
+        }
+        writer.into_inner().unwrap()
+    }
+
+    fn read(bytes: &[u8]) -> Result<Vec<(i64, Option<String>)>> {
+        AvroFile::open(bytes)?.map_records("r", |r| {
+            Ok((
+                r.req("id", 1, Field::long)?,
+                r.opt("name", 2, Field::string)?,
+            ))
+        })
+    }
+
+    #[test]
+    fn every_codec_and_block_reads_in_order() {
+        let expected: Vec<(i64, Option<String>)> = [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]
+            .into_iter()
+            .map(|id| (id, (id % 2 == 0).then(|| format!("n{id}"))))
+            .collect();
+        for codec in [
+            Codec::Null,
+            Codec::Deflate(DeflateSettings::default()),
+            Codec::Snappy,
+            Codec::Zstandard(ZstandardSettings::default()),
+        ] {
+            let bytes = file(codec);
+            assert_eq!(read(&bytes).unwrap(), expected, "{codec:?}");
+            let file = AvroFile::open(&bytes).unwrap();
+            assert_eq!(
+                file.metadata().len(),
+                1,
+                "only user keys: {:?}",
+                file.metadata().keys()
+            );
+            assert_eq!(file.metadata()["k"], b"v");
+        }
+    }
+
+    #[test]
+    fn the_writer_schema_is_parsed_once_per_text() {
+        let a = file(Codec::Null);
+        let b = file(Codec::Deflate(DeflateSettings::default()));
+        let (a, b) = (AvroFile::open(&a).unwrap(), AvroFile::open(&b).unwrap());
+        assert!(Arc::ptr_eq(&a.schema, &b.schema));
+    }
+
+    #[test]
+    fn every_truncation_and_a_wrong_sync_marker_are_corrupt_not_panics() {
+        let bytes = file(Codec::Deflate(DeflateSettings::default()));
+        for cut in 0..bytes.len() {
+            // A cut exactly between blocks is a shorter valid file.
+            if let Err(e) = read(&bytes[..cut]) {
+                assert!(matches!(e, Error::Corrupt { .. }), "cut {cut}: {e}");
+            }
+        }
+        assert!(read(&bytes[..bytes.len() - 1]).is_err());
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 0xff;
+        let err = read(&flipped).unwrap_err().to_string();
+        assert!(err.contains("sync marker"), "{err}");
+        let err = read(b"Obj\x02rest").unwrap_err().to_string();
+        assert!(err.contains("bad magic"), "{err}");
+    }
+
+    #[test]
+    fn unknown_codecs_are_named() {
+        let mut bytes = file(Codec::Deflate(DeflateSettings::default()));
+        let key = bytes.windows(10).position(|w| w == b"avro.codec").unwrap();
+        let at = key + 11; // the key, then the value's length (one byte)
+        assert_eq!(&bytes[at..at + 7], b"deflate");
+        bytes[at..at + 7].copy_from_slice(b"lz4flat");
+        let err = AvroFile::open(&bytes).err().unwrap().to_string();
+        assert!(err.contains("unsupported codec 'lz4flat'"), "{err}");
     }
 }
