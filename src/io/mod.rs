@@ -7,12 +7,13 @@
 mod relocation;
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use futures::TryStreamExt;
+use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
@@ -98,6 +99,41 @@ impl FileIO {
             path,
             store: object_store,
         })
+    }
+
+    /// The file-system path of a location whose store is the plain local file system (the
+    /// default `file://` store, rooted at `/`); `None` for every other store, including a
+    /// local store an application registered with another root. Batch readers read such
+    /// files directly, many in one blocking task, where a store request costs two hand-offs
+    /// to Tokio's blocking pool per file.
+    pub fn local_path(&self, location: &str) -> Option<std::path::PathBuf> {
+        static PLAIN: LazyLock<(LocalFileSystem, String)> = LazyLock::new(|| {
+            let local = LocalFileSystem::new();
+            let name = local.to_string();
+            (local, name)
+        });
+        let r = self.resolve(location).ok()?;
+        let (plain, name) = &*PLAIN;
+        if r.store.to_string() != *name {
+            return None;
+        }
+        plain.path_to_filesystem(&r.path).ok()
+    }
+
+    /// Reads a whole local file found by [`FileIO::local_path`], blocking; errors name
+    /// `location` as [`FileIO::read`]'s do.
+    pub fn read_local(path: &std::path::Path, location: &str) -> Result<Bytes> {
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(Bytes::from(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
+                what: location.to_string(),
+                source: Some(Box::new(e)),
+            }),
+            Err(e) => Err(Error::Io {
+                path: location.to_string(),
+                source: Box::new(e),
+            }),
+        }
     }
 
     /// Reads a whole object.

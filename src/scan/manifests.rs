@@ -4,9 +4,11 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt, stream};
 
 use super::cache::{Cached, ManifestCache};
 use super::deletes::index::location_key;
+use super::plan::MANIFEST_CONCURRENCY;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::manifest::parse_manifest_metadata;
@@ -66,6 +68,142 @@ pub async fn read_manifest(
     metadata: &TableMetadata,
     manifest: &ManifestFile,
 ) -> Result<Manifest> {
+    let (key, partition_type) = decoding_inputs(io, metadata, manifest)?;
+    let cache = ManifestCache::global();
+    if let Some(Cached::Manifest(cached)) = cache.get(&key) {
+        return Ok(cached.as_ref().clone());
+    }
+    let path = &manifest.manifest_path;
+    let parsed = fetch_and_parse(io, manifest, partition_type)
+        .await
+        .map_err(|e| e.in_file(path))?;
+    cache.insert(key, Cached::Manifest(Arc::new(parsed.clone())));
+    Ok(parsed)
+}
+
+/// Reads many manifests ([`read_manifest`] for each), in the given order, through the cache.
+///
+/// The ones not cached are read as cheaply as their store allows: files on the plain local
+/// file system are read and decoded directly, a share of them per blocking task, one task
+/// per core (a store request per file costs more in thread hand-offs than a small manifest
+/// costs to decode); other stores get [`MANIFEST_CONCURRENCY`] requests at a time, each
+/// decoded as a task of its own.
+pub(crate) async fn read_manifests(
+    io: &FileIO,
+    metadata: &TableMetadata,
+    manifests: &[ManifestFile],
+) -> Result<Vec<Manifest>> {
+    let cache = ManifestCache::global();
+    let mut out: Vec<Option<Manifest>> = vec![None; manifests.len()];
+    let mut misses = Vec::new();
+    for (slot, manifest) in out.iter_mut().zip(manifests) {
+        let (key, partition_type) = decoding_inputs(io, metadata, manifest)?;
+        match cache.get(&key) {
+            Some(Cached::Manifest(cached)) => *slot = Some(cached.as_ref().clone()),
+            _ => misses.push(Miss {
+                index: misses.len(),
+                manifest: manifest.clone(),
+                local: io.local_path(&manifest.manifest_path),
+                key,
+                partition_type: Arc::new(partition_type),
+            }),
+        }
+    }
+    let all_local = misses.iter().all(|m| m.local.is_some());
+    let decoded: Vec<(Miss, Manifest)> = match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if all_local && misses.len() > 1 => read_local(&runtime, misses).await?,
+        _ => {
+            stream::iter(misses)
+                .map(|miss| async move {
+                    let parsed =
+                        fetch_and_parse(io, &miss.manifest, (*miss.partition_type).clone())
+                            .await
+                            .map_err(|e| e.in_file(&miss.manifest.manifest_path))?;
+                    Ok::<_, Error>((miss, parsed))
+                })
+                .buffered(MANIFEST_CONCURRENCY)
+                .try_collect()
+                .await?
+        }
+    };
+    let mut decoded = decoded.into_iter();
+    for slot in out.iter_mut().filter(|slot| slot.is_none()) {
+        let (miss, parsed) = decoded
+            .next()
+            .ok_or_else(|| Error::corrupt("", "a manifest read was lost"))?;
+        cache.insert(miss.key, Cached::Manifest(Arc::new(parsed.clone())));
+        *slot = Some(parsed);
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// A manifest [`read_manifests`] must read.
+struct Miss {
+    /// Its place among the misses.
+    index: usize,
+    manifest: ManifestFile,
+    /// Its local file, when its store is the plain local file system.
+    local: Option<std::path::PathBuf>,
+    key: String,
+    partition_type: Arc<StructType>,
+}
+
+/// Reads and decodes local manifests in one blocking task per core; results in miss order.
+async fn read_local(
+    runtime: &tokio::runtime::Handle,
+    misses: Vec<Miss>,
+) -> Result<Vec<(Miss, Manifest)>> {
+    let tasks = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(misses.len());
+    let mut shares: Vec<Vec<Miss>> = (0..tasks).map(|_| Vec::new()).collect();
+    for (i, miss) in misses.into_iter().enumerate() {
+        shares[i % tasks].push(miss);
+    }
+    let handles: Vec<_> = shares
+        .into_iter()
+        .map(|share| {
+            runtime.spawn_blocking(move || {
+                share
+                    .into_iter()
+                    .map(|miss| {
+                        let path = &miss.manifest.manifest_path;
+                        let local = miss.local.as_deref().unwrap_or(std::path::Path::new(""));
+                        let parsed = FileIO::read_local(local, path)
+                            .and_then(|bytes| {
+                                parse_manifest(&bytes, &miss.manifest, &miss.partition_type)
+                            })
+                            .map_err(|e| e.in_file(path))?;
+                        Ok((miss, parsed))
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+        })
+        .collect();
+    let mut decoded = Vec::new();
+    for handle in handles {
+        match handle.await {
+            Ok(share) => decoded.extend(share?),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(cancelled) => {
+                return Err(Error::Io {
+                    path: "manifests".into(),
+                    source: Box::new(cancelled),
+                });
+            }
+        }
+    }
+    decoded.sort_by_key(|(miss, _)| miss.index);
+    Ok(decoded)
+}
+
+/// The cache key of a manifest's decoded form and the partition type it decodes with (both
+/// depend on the partition spec and on what the list entry passes down).
+fn decoding_inputs(
+    io: &FileIO,
+    metadata: &TableMetadata,
+    manifest: &ManifestFile,
+) -> Result<(String, StructType)> {
     let path = &manifest.manifest_path;
     let spec = metadata
         .partition_spec_by_id(manifest.partition_spec_id)
@@ -79,8 +217,6 @@ pub async fn read_manifest(
             )
         })?;
     let partition_type = partition_type(metadata, spec).map_err(|e| e.in_file(path))?;
-    // Decoding depends on the partition type and on what the list entry passes down.
-    let cache = ManifestCache::global();
     let key = format!(
         "manifest|{}|{}|{}|{partition_type:?}|{}",
         manifest.added_snapshot_id,
@@ -88,14 +224,7 @@ pub async fn read_manifest(
         manifest.min_sequence_number,
         location_key(io, path)
     );
-    if let Some(Cached::Manifest(cached)) = cache.get(&key) {
-        return Ok(cached.as_ref().clone());
-    }
-    let parsed = fetch_and_parse(io, manifest, partition_type)
-        .await
-        .map_err(|e| e.in_file(path))?;
-    cache.insert(key, Cached::Manifest(Arc::new(parsed.clone())));
-    Ok(parsed)
+    Ok((key, partition_type))
 }
 
 /// Reads and decodes a manifest. The read asks for the `manifest_length` bytes the list
@@ -172,3 +301,7 @@ fn in_snapshot(err: Error, snapshot: &Snapshot) -> Error {
         other => other,
     }
 }
+
+#[cfg(test)]
+#[path = "manifests_tests.rs"]
+mod tests;

@@ -3,20 +3,21 @@
 
 use std::sync::Arc;
 
-use futures::{StreamExt, TryStreamExt, stream};
-
 use super::deletes::{DeleteFileTask, DeleteIndex};
-use super::manifests::{read_manifest, read_manifest_list};
+use super::manifests::{read_manifest_list, read_manifests};
 pub(crate) use super::prune::Pruner;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::{
-    DataContentType, DataFile, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
+    DataContentType, DataFile, Manifest, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
     TableMetadata,
 };
 
-/// How many manifests are fetched and decoded at once.
+/// How many manifests are fetched and decoded at once from a remote store.
 pub(super) const MANIFEST_CONCURRENCY: usize = 16;
+
+/// How many manifests planning reads before turning them into tasks and dropping them.
+const MANIFEST_GROUP: usize = 512;
 
 /// One live data file of a snapshot, ready to scan, with the delete files that apply to it.
 #[derive(Debug, Clone)]
@@ -91,43 +92,47 @@ pub(crate) async fn plan_scan(
         .filter(|m| pruner.manifest_may_match(m))
         .collect();
     stats.manifests_pruned = stats.manifests_total - kept.len();
-    let per_manifest: Vec<(ManifestContent, Vec<FileScanTask>)> = stream::iter(kept)
-        .map(|m| async move {
-            let tasks = manifest_tasks(io, metadata, &m).await?;
-            Ok::<_, Error>((m.content, tasks))
-        })
-        .buffered(MANIFEST_CONCURRENCY)
-        .try_collect()
-        .await?;
     let mut data = Vec::new();
     let mut deletes = Vec::new();
-    for (content, tasks) in per_manifest {
-        match content {
-            ManifestContent::Data => {
-                stats.data_files_total += tasks.len();
-                for task in tasks {
-                    if !pruner.partition_may_match(task.partition_spec_id, &task.data_file) {
-                        stats.data_files_pruned_by_partition += 1;
-                    } else if !pruner.metrics_may_match(&task.data_file) {
-                        stats.data_files_pruned_by_metrics += 1;
-                    } else {
-                        data.push(task);
+    // Read in groups, so that only one group's decoded manifests are held besides the cache.
+    let mut per_manifest = Vec::new();
+    for group in kept.chunks(MANIFEST_GROUP) {
+        let manifests = read_manifests(io, metadata, group).await?;
+        per_manifest.clear();
+        for (manifest_file, manifest) in group.iter().zip(manifests) {
+            per_manifest.push((
+                manifest_file.content,
+                manifest_tasks(manifest_file, manifest)?,
+            ));
+        }
+        for (content, tasks) in per_manifest.drain(..) {
+            match content {
+                ManifestContent::Data => {
+                    stats.data_files_total += tasks.len();
+                    for task in tasks {
+                        if !pruner.partition_may_match(task.partition_spec_id, &task.data_file) {
+                            stats.data_files_pruned_by_partition += 1;
+                        } else if !pruner.metrics_may_match(&task.data_file) {
+                            stats.data_files_pruned_by_metrics += 1;
+                        } else {
+                            data.push(task);
+                        }
                     }
                 }
+                // A delete file applies only within its partition (or everywhere, when its spec
+                // is unpartitioned, which projects to "may match"): one in a partition no
+                // matching row can be in deletes nothing the scan returns.
+                ManifestContent::Deletes => deletes.extend(
+                    tasks
+                        .into_iter()
+                        .filter(|t| pruner.partition_may_match(t.partition_spec_id, &t.data_file))
+                        .map(|t| DeleteFileTask {
+                            file: t.data_file,
+                            partition_spec_id: t.partition_spec_id,
+                            data_sequence_number: t.data_sequence_number,
+                        }),
+                ),
             }
-            // A delete file applies only within its partition (or everywhere, when its spec
-            // is unpartitioned, which projects to "may match"): one in a partition no
-            // matching row can be in deletes nothing the scan returns.
-            ManifestContent::Deletes => deletes.extend(
-                tasks
-                    .into_iter()
-                    .filter(|t| pruner.partition_may_match(t.partition_spec_id, &t.data_file))
-                    .map(|t| DeleteFileTask {
-                        file: t.data_file,
-                        partition_spec_id: t.partition_spec_id,
-                        data_sequence_number: t.data_sequence_number,
-                    }),
-            ),
         }
     }
     let index = DeleteIndex::new(io, metadata, deletes);
@@ -149,12 +154,7 @@ pub(crate) async fn plan_scan(
 }
 
 /// The live entries of a manifest whose content matches the manifest's.
-async fn manifest_tasks(
-    io: &FileIO,
-    metadata: &TableMetadata,
-    manifest_file: &ManifestFile,
-) -> Result<Vec<FileScanTask>> {
-    let manifest = read_manifest(io, metadata, manifest_file).await?;
+fn manifest_tasks(manifest_file: &ManifestFile, manifest: Manifest) -> Result<Vec<FileScanTask>> {
     let mut tasks = Vec::with_capacity(manifest.entries.len());
     for entry in manifest.entries {
         if !entry.is_alive() {

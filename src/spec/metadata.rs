@@ -6,6 +6,7 @@
 //! [`TableMetadata::unknown_fields`]; [`TableMetadata::to_json`] writes the layout of the
 //! file's format version back, so `parse(to_json(m)) == m`.
 
+mod fast;
 pub(crate) mod json;
 mod read;
 #[cfg(test)]

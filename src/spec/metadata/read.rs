@@ -44,9 +44,30 @@ const KNOWN_FIELDS: &[&str] = &[
 
 /// See [`TableMetadata::parse`].
 pub(super) fn parse(bytes: &[u8]) -> Result<TableMetadata> {
+    if let Some(split) = super::fast::split(bytes)
+        && let Ok(metadata) = from_object(&split.rest, Some((split.snapshots, split.snapshot_log)))
+    {
+        return Ok(metadata);
+    }
     let v: JsonValue = serde_json::from_slice(bytes)
         .map_err(|e| Error::corrupt_with("", "table metadata is not valid JSON", e))?;
-    let o = j::object(&v, WHAT)?;
+    from_object(j::object(&v, WHAT)?, None)
+}
+
+/// [`parse`] without the fast path: what the fast path must agree with.
+#[cfg(test)]
+pub(super) fn parse_values_only(bytes: &[u8]) -> Result<TableMetadata> {
+    let v: JsonValue = serde_json::from_slice(bytes)
+        .map_err(|e| Error::corrupt_with("", "table metadata is not valid JSON", e))?;
+    from_object(j::object(&v, WHAT)?, None)
+}
+
+/// The metadata in a parsed top-level object; with `bulk`, its already parsed `snapshots`
+/// and `snapshot-log` (which `o` then lacks).
+fn from_object(
+    o: &Object,
+    bulk: Option<(Vec<Snapshot>, Vec<SnapshotLogEntry>)>,
+) -> Result<TableMetadata> {
     let format_version = format_version(o)?;
     let v1 = format_version == FormatVersion::V1;
     let (schemas, current_schema_id) = schemas(o, v1)?;
@@ -54,7 +75,13 @@ pub(super) fn parse(bytes: &[u8]) -> Result<TableMetadata> {
     let last_partition_id = last_partition_id(o, v1, &partition_specs)?;
     let (sort_orders, default_sort_order_id) = sort_orders(o, v1)?;
     let current_snapshot_id = j::opt_i64(o, "current-snapshot-id", WHAT)?.filter(|id| *id != -1);
-    let snapshots = list(o, "snapshots", Snapshot::from_json)?;
+    let (snapshots, snapshot_log) = match bulk {
+        Some(bulk) => bulk,
+        None => (
+            list(o, "snapshots", Snapshot::from_json)?,
+            list(o, "snapshot-log", SnapshotLogEntry::from_json)?,
+        ),
+    };
     check_current(&schemas, current_schema_id, &snapshots, current_snapshot_id)?;
     let last_sequence_number = match j::opt_i64(o, "last-sequence-number", WHAT)? {
         Some(n) => n,
@@ -76,7 +103,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<TableMetadata> {
         properties: properties(o)?,
         current_snapshot_id,
         snapshots,
-        snapshot_log: list(o, "snapshot-log", SnapshotLogEntry::from_json)?,
+        snapshot_log,
         metadata_log: list(o, "metadata-log", MetadataLogEntry::from_json)?,
         sort_orders,
         default_sort_order_id,

@@ -374,3 +374,80 @@ fn shared_fixtures_parse_and_round_trip() {
         }
     }
 }
+
+#[test]
+fn the_typed_fast_path_agrees_with_the_value_path_on_every_fixture() {
+    let mut fast = 0;
+    for path in fixture_files() {
+        let bytes = std::fs::read(&path).unwrap();
+        let both = (TableMetadata::parse(&bytes), read::parse_values_only(&bytes));
+        match both {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", path.display()),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{}", path.display()),
+            (a, b) => panic!("{}: {a:?} vs {b:?}", path.display()),
+        }
+        fast += usize::from(super::fast::split(&bytes).is_some());
+    }
+    assert!(fast > 0, "no fixture took the fast path");
+}
+
+#[test]
+fn the_fast_path_gives_up_where_the_value_path_has_something_to_say() {
+    let with = |snapshots: JsonValue, log: JsonValue| {
+        let mut v = v2_minimal_with_snapshot();
+        v["snapshots"] = snapshots;
+        v["snapshot-log"] = log;
+        v.to_string()
+    };
+    let snapshot = |extra: JsonValue| {
+        let mut s = json!({"snapshot-id": 7, "timestamp-ms": 1000, "sequence-number": 1,
+            "manifest-list": "s3://b/t/metadata/snap-7.avro",
+            "summary": {"operation": "append", "added-records": 5}});
+        for (k, v) in extra.as_object().unwrap() {
+            s[k] = v.clone();
+        }
+        s
+    };
+    let log = json!([{"snapshot-id": 7, "timestamp-ms": 1000}]);
+    // Taken by the fast path, with the same result as the value path: an id written as an
+    // integral float, a number in the summary, a null parent.
+    for taken in [
+        with(json!([snapshot(json!({}))]), log.clone()),
+        with(json!([snapshot(json!({"parent-snapshot-id": null}))]), log.clone()),
+        with(
+            serde_json::from_str(r#"[{"snapshot-id": 7.0, "timestamp-ms": 1000, "sequence-number": 1, "manifest-list": "x", "summary": {"operation": "append", "f": 1.5, "b": true}}]"#).unwrap(),
+            log.clone(),
+        ),
+    ] {
+        assert!(super::fast::split(taken.as_bytes()).is_some(), "{taken}");
+        assert_eq!(
+            TableMetadata::parse(taken.as_bytes()).unwrap(),
+            read::parse_values_only(taken.as_bytes()).unwrap()
+        );
+    }
+    // Left to the value path, which names the problem.
+    for (given, says) in [
+        (with(json!([snapshot(json!({"timestamp-ms": null}))]), log.clone()), "timestamp-ms"),
+        (with(json!([snapshot(json!({"snapshot-id": 1.5}))]), log.clone()), "snapshot-id"),
+        (with(json!([snapshot(json!({"summary": {"added-records": "5"}}))]), log.clone()), "operation"),
+        (with(json!([snapshot(json!({"summary": {"operation": "append", "x": [1]}}))]), log.clone()), "x"),
+        (with(json!([snapshot(json!({"schema-id": 1_i64 << 40}))]), log.clone()), "schema-id"),
+        (with(json!([snapshot(json!({}))]), json!([{"snapshot-id": 7}])), "timestamp-ms"),
+        (with(json!("not a list"), log.clone()), "snapshots"),
+    ] {
+        assert!(super::fast::split(given.as_bytes()).is_none(), "{given}");
+        let err = TableMetadata::parse(given.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains(says), "{given}: {err}");
+    }
+}
+
+/// A v2 table whose only snapshot is 7 (`snapshots` and `snapshot-log` to be filled in).
+fn v2_minimal_with_snapshot() -> JsonValue {
+    let mut v = v2();
+    let o = v.as_object_mut().unwrap();
+    o.insert("current-snapshot-id".into(), json!(7));
+    o.insert("refs".into(), json!({"main": {"snapshot-id": 7, "type": "branch"}}));
+    o.remove("statistics");
+    o.remove("partition-statistics");
+    v
+}
