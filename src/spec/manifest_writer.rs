@@ -13,7 +13,8 @@
 use std::collections::{HashMap, HashSet};
 
 use apache_avro::types::Value;
-use apache_avro::{Codec, DeflateSettings, Schema as AvroSchema, Writer};
+use apache_avro::writer::datum::GenericDatumWriter;
+use apache_avro::{Codec, DeflateSettings, Schema as AvroSchema};
 use serde_json::{Value as Json, json};
 
 use super::manifest::{DataContentType, DataFile, FileFormat, ManifestEntry};
@@ -61,7 +62,8 @@ pub fn write_manifest(
         ));
     }
     let partition_type = spec.partition_type(schema)?;
-    let avro_schema = parse_schema(&manifest_entry_schema(version, &partition_type)?)?;
+    let schema_json = manifest_entry_schema(version, &partition_type)?;
+    let avro_schema = parse_schema(&schema_json)?;
     let header = [
         ("schema", schema.to_json().to_string()),
         ("schema-id", schema.schema_id.to_string()),
@@ -78,7 +80,7 @@ pub fn write_manifest(
                 .map_err(|e| Error::InvalidArgument(format!("manifest entry {index}: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    write_container(&avro_schema, &header, &records)
+    write_container(&schema_json, &avro_schema, &header, &records)
 }
 
 /// The Avro bytes of the manifest list of snapshot `snapshot_id` (spec: "Manifest Lists").
@@ -98,7 +100,8 @@ pub fn write_manifest_list(
     sequence_number: i64,
     manifests: &[ManifestFile],
 ) -> Result<Vec<u8>> {
-    let avro_schema = parse_schema(&manifest_file_schema(format_version))?;
+    let schema_json = manifest_file_schema(format_version);
+    let avro_schema = parse_schema(&schema_json)?;
     let mut header = vec![
         ("snapshot-id", snapshot_id.to_string()),
         (
@@ -128,7 +131,7 @@ pub fn write_manifest_list(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    write_container(&avro_schema, &header, &records)
+    write_container(&schema_json, &avro_schema, &header, &records)
 }
 
 /// `content` as the manifest header writes it.
@@ -145,25 +148,65 @@ fn parse_schema(schema: &Json) -> Result<AvroSchema> {
         .map_err(|e| Error::InvalidArgument(format!("cannot build the Avro schema: {e}")))
 }
 
-/// Writes an Avro object container: header metadata, then `records` validated against
-/// `schema`, deflated as Java does.
+/// Writes an Avro object container: the header (magic, metadata, sync marker), then one
+/// block of `records` validated against `schema`, deflated as Java does.
+///
+/// The header's `avro.schema` is `schema_json` as built here, not apache-avro's rendering of
+/// the parsed schema: that rendering drops attributes readers depend on (Iceberg's
+/// `"logicalType": "map"` on the key-value arrays, without which PyIceberg and DuckDB cannot
+/// read the metrics maps).
 fn write_container(
+    schema_json: &Json,
     schema: &AvroSchema,
     header: &[(&str, String)],
     records: &[Value],
 ) -> Result<Vec<u8>> {
     let failed = |e: apache_avro::Error| Error::InvalidArgument(format!("cannot write Avro: {e}"));
-    let codec = Codec::Deflate(DeflateSettings::default());
-    let mut writer = Writer::with_codec(schema, Vec::new(), codec).map_err(failed)?;
-    for (key, value) in header {
-        writer
-            .add_user_metadata((*key).to_string(), value)
-            .map_err(failed)?;
-    }
+    let datum = GenericDatumWriter::builder(schema)
+        .build()
+        .map_err(failed)?;
+    let mut block = Vec::new();
     for record in records {
-        writer.append_value_ref(record).map_err(failed)?;
+        datum.write_value_ref(&mut block, record).map_err(failed)?;
     }
-    writer.into_inner().map_err(failed)
+    Codec::Deflate(DeflateSettings::default())
+        .compress(&mut block)
+        .map_err(failed)?;
+    let mut metadata: Vec<(&str, &[u8])> = vec![("avro.codec", b"deflate")];
+    let schema_text = schema_json.to_string();
+    metadata.push(("avro.schema", schema_text.as_bytes()));
+    metadata.extend(header.iter().map(|(k, v)| (*k, v.as_bytes())));
+    let sync = *uuid::Uuid::new_v4().as_bytes();
+    let mut out = b"Obj\x01".to_vec();
+    write_long(&mut out, metadata.len() as i64);
+    for (key, value) in metadata {
+        write_bytes(&mut out, key.as_bytes());
+        write_bytes(&mut out, value);
+    }
+    write_long(&mut out, 0);
+    out.extend_from_slice(&sync);
+    if !records.is_empty() {
+        write_long(&mut out, records.len() as i64);
+        write_bytes(&mut out, &block);
+        out.extend_from_slice(&sync);
+    }
+    Ok(out)
+}
+
+/// Avro's zig-zag variable-length long.
+fn write_long(out: &mut Vec<u8>, n: i64) {
+    let mut z = ((n << 1) ^ (n >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
+/// Avro `bytes`/`string`: the length, then the bytes.
+fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    write_long(out, bytes.len() as i64);
+    out.extend_from_slice(bytes);
 }
 
 // ---- schemas -----------------------------------------------------------------------------

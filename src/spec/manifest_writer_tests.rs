@@ -553,3 +553,79 @@ fn pyiceberg_manifests_round_trip() {
     }
     assert_eq!(checked, 3, "manifests listed by the two snapshots");
 }
+
+/// The writer schema in a container's header, as written.
+fn header_schema(bytes: &[u8]) -> Json {
+    let at = bytes.windows(11).position(|w| w == b"avro.schema").unwrap() + 11;
+    // The value: a zig-zag length, then the JSON text.
+    let (mut len, mut shift, mut i) = (0u64, 0, at);
+    loop {
+        let b = bytes[i];
+        len |= u64::from(b & 0x7f) << shift;
+        i += 1;
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    let len = (len >> 1) as usize;
+    serde_json::from_slice(&bytes[i..i + len]).unwrap()
+}
+
+/// Every Avro node (object) under `v` that has a field of this name.
+fn fields_named<'a>(v: &'a Json, name: &str, out: &mut Vec<&'a Json>) {
+    match v {
+        Json::Object(o) => {
+            if o.get("name").and_then(Json::as_str) == Some(name) {
+                out.push(v);
+            }
+            o.values().for_each(|c| fields_named(c, name, out));
+        }
+        Json::Array(a) => a.iter().for_each(|c| fields_named(c, name, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_header_keeps_the_map_logical_type_and_other_readers_decode_the_file() {
+    // The spec (Avro appendix) writes Iceberg maps with non-string keys as arrays of key/value
+    // records marked `"logicalType": "map"`; PyIceberg and DuckDB need the marker.
+    let entries = vec![entry(
+        ManifestStatus::Added,
+        data_file(DataContentType::Data, "/d/0.parquet", tuples()[0].clone()),
+    )];
+    let bytes = write_manifest(
+        &metadata(FormatVersion::V2),
+        &schema(),
+        &spec(),
+        ManifestContent::Data,
+        &entries,
+    )
+    .unwrap();
+    let header = header_schema(&bytes);
+    for name in ["column_sizes", "value_counts", "lower_bounds", "upper_bounds"] {
+        let mut found = Vec::new();
+        fields_named(&header, name, &mut found);
+        assert_eq!(found.len(), 1, "{name}");
+        let array = &found[0]["type"][1];
+        assert_eq!(array["type"], "array", "{name}: {array}");
+        assert_eq!(array["logicalType"], "map", "{name}: {array}");
+    }
+    // apache-avro's own reader decodes every record of the container.
+    let records: Vec<_> = apache_avro::Reader::new(&bytes[..])
+        .unwrap()
+        .collect::<std::result::Result<_, _>>()
+        .unwrap();
+    assert_eq!(records.len(), 1);
+    // And so does the manifest list writer's container.
+    let list = write_manifest_list(
+        FormatVersion::V2,
+        1,
+        None,
+        1,
+        &[full_list_entry(ManifestContent::Data, "/m/0.avro")],
+    )
+    .unwrap();
+    let count = apache_avro::Reader::new(&list[..]).unwrap().count();
+    assert_eq!(count, 1);
+}

@@ -234,7 +234,11 @@ impl DataFileWriter {
         props: WriterOptions,
     ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(schema)?);
+        // No `ARROW:schema` in the footer, as Java writes none: it would carry Arrow-only
+        // choices (view types) that readers merging files of several writers (PyIceberg)
+        // reject; readers take types from the Parquet schema and the table schema.
         let options = ArrowWriterOptions::new()
+            .with_skip_arrow_metadata(true)
             .with_properties(props.writer_properties())
             .with_parquet_schema(
                 parquet_schema(&arrow_schema, schema).map_err(|e| parquet_error(&location, e))?,
