@@ -310,11 +310,41 @@ async fn commit_attempt(
             }
         }
     }
+    delete_dropped_metadata_files(io, base, &next).await;
     Ok(Table::from_parts(
         io.clone(),
         next_location,
         std::sync::Arc::new(next),
     ))
+}
+
+/// The table property that makes a commit delete the metadata files it drops from the
+/// metadata log (those beyond `write.metadata.previous-versions-max`).
+pub const DELETE_AFTER_COMMIT: &str = "write.metadata.delete-after-commit.enabled";
+
+/// With [`DELETE_AFTER_COMMIT`] set to `true` in the new metadata, deletes the metadata files
+/// the base's log named and the new log no longer does, as Java's commit does. Best effort
+/// (after the swap, the commit stands whatever happens here); a file still named by the new
+/// log is never deleted.
+async fn delete_dropped_metadata_files(io: &FileIO, base: &TableMetadata, next: &TableMetadata) {
+    let enabled = next
+        .property(DELETE_AFTER_COMMIT)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    if !enabled {
+        return;
+    }
+    let kept: std::collections::HashSet<&str> = next
+        .metadata_log
+        .iter()
+        .map(|e| e.metadata_file.as_str())
+        .collect();
+    let dropped: Vec<String> = base
+        .metadata_log
+        .iter()
+        .map(|e| e.metadata_file.clone())
+        .filter(|file| !kept.contains(file.as_str()))
+        .collect();
+    delete_all(io, &dropped).await;
 }
 
 /// The new manifests of an append: one per partition spec, with every file ADDED. Entries

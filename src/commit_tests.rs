@@ -327,3 +327,70 @@ async fn catalog_commits_swap_the_pointer_and_concurrent_writers_lose_nothing() 
         20
     );
 }
+
+/// Five appends to a table with `properties` added; returns the metadata files left in the
+/// directory and the last metadata's log.
+async fn five_appends_with(properties: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().display().to_string();
+    std::fs::create_dir_all(dir.path().join("metadata")).unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let mut json: serde_json::Value =
+        serde_json::from_str(&METADATA.replace("LOCATION", &location)).unwrap();
+    for (k, v) in properties {
+        json["properties"][*k] = serde_json::json!(v);
+    }
+    std::fs::write(
+        dir.path().join("metadata/v1.metadata.json"),
+        json.to_string(),
+    )
+    .unwrap();
+    let io = FileIO::default();
+    let mut last = None;
+    for i in 0..5 {
+        let files = vec![data_file(&location, &[i])];
+        last = Some(
+            append_to_directory(&io, &location, AppendFiles::new(files))
+                .await
+                .unwrap(),
+        );
+    }
+    let last = last.unwrap();
+    assert_eq!(count_and_sum(&location).await, (5, 10));
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir.path().join("metadata"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".metadata.json"))
+        .collect();
+    on_disk.sort();
+    let log = last
+        .metadata()
+        .metadata_log
+        .iter()
+        .map(|e| e.metadata_file.rsplit('/').next().unwrap().to_string())
+        .collect();
+    (on_disk, log)
+}
+
+#[tokio::test]
+async fn old_metadata_files_leave_the_log_and_are_deleted_only_when_asked() {
+    let names = |range: std::ops::RangeInclusive<i32>| -> Vec<String> {
+        range.map(|v| format!("v{v}.metadata.json")).collect()
+    };
+    // v1..v6 written; the log of v6 keeps the two newest previous files (v4, v5).
+    let (on_disk, log) = five_appends_with(&[("write.metadata.previous-versions-max", "2")]).await;
+    assert_eq!(log, names(4..=5));
+    assert_eq!(on_disk, names(1..=6));
+    let (on_disk, log) = five_appends_with(&[
+        ("write.metadata.previous-versions-max", "2"),
+        ("write.metadata.delete-after-commit.enabled", "true"),
+    ])
+    .await;
+    assert_eq!(log, names(4..=5));
+    assert_eq!(on_disk, names(4..=6));
+    // Java's default keeps 100 previous versions.
+    let (on_disk, log) =
+        five_appends_with(&[("write.metadata.delete-after-commit.enabled", "true")]).await;
+    assert_eq!(log, names(1..=5));
+    assert_eq!(on_disk, names(1..=6));
+}
