@@ -1,0 +1,295 @@
+//! Concurrent writers lose nothing: 4 writers x 25 one-row appends into one table, as threads
+//! of one process and as 4 separate processes, for a directory table (the swap is the
+//! create-if-absent of the next `vN.metadata.json`) and for a SQLite catalog table (the swap
+//! is the conditional update of the pointer row). Afterwards the table has 100 snapshots in
+//! one linear parent chain with sequence numbers 1..=100, every row once, and one manifest
+//! per commit in the last manifest list.
+//!
+//! A harness-less test: run without arguments it runs every scenario; with `ICEFLOE_WRITER`
+//! set it is one writer process of a scenario (the parent starts itself four times).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::prelude::SessionContext;
+use icefloe::catalog::SqliteCatalog;
+use icefloe::commit::CommitTarget;
+use icefloe::scan::read_manifest_list;
+use icefloe::spec::SnapshotSelector;
+use icefloe::to_arrow::schema_to_arrow;
+use icefloe::write::append_batches;
+use icefloe::{FileIO, IcebergTableProvider, Table};
+
+const WRITERS: i64 = 4;
+const APPENDS: i64 = 25;
+
+/// An empty v2 table `(writer long, n long)` partitioned by `identity(writer)`, with retries
+/// enough for four writers racing (each loses at most three times per round).
+const METADATA: &str = r#"{
+  "format-version": 2,
+  "table-uuid": "3c1b3d54-2a9f-4c6e-8f1e-6d2f7d0b9a11",
+  "location": "LOCATION",
+  "last-sequence-number": 0,
+  "last-updated-ms": 1700000000000,
+  "last-column-id": 2,
+  "current-schema-id": 0,
+  "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+    {"id": 1, "name": "writer", "required": true, "type": "long"},
+    {"id": 2, "name": "n", "required": true, "type": "long"}]}],
+  "default-spec-id": 0,
+  "partition-specs": [{"spec-id": 0, "fields": [
+    {"name": "writer", "transform": "identity", "source-id": 1, "field-id": 1000}]}],
+  "last-partition-id": 1000,
+  "default-sort-order-id": 0,
+  "sort-orders": [{"order-id": 0, "fields": []}],
+  "properties": {"commit.retry.num-retries": "200", "commit.retry.min-wait-ms": "1",
+    "commit.retry.max-wait-ms": "40"},
+  "current-snapshot-id": -1,
+  "snapshots": [],
+  "snapshot-log": [],
+  "metadata-log": []
+}"#;
+
+/// Where a scenario's table is.
+#[derive(Clone, Debug)]
+enum Place {
+    Directory(String),
+    /// A catalog database holding `db.t`.
+    Catalog(PathBuf),
+}
+
+impl Place {
+    /// A new empty table of this kind under `dir`.
+    fn create(catalog: bool, dir: &Path) -> Self {
+        let location = dir.join("t");
+        std::fs::create_dir_all(location.join("metadata")).expect("metadata dir");
+        let location = location.display().to_string();
+        let metadata = format!("{location}/metadata/v1.metadata.json");
+        std::fs::write(&metadata, METADATA.replace("LOCATION", &location)).expect("v1");
+        if !catalog {
+            return Place::Directory(location);
+        }
+        let db = dir.join("catalog.db");
+        let connection = rusqlite::Connection::open(&db).expect("catalog db");
+        connection
+            .execute_batch(&format!(
+                "CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL,
+                   table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL,
+                   metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000),
+                   iceberg_type VARCHAR(5),
+                   PRIMARY KEY (catalog_name, table_namespace, table_name));
+                 CREATE TABLE iceberg_namespace_properties (catalog_name VARCHAR(255) NOT NULL,
+                   namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255) NOT NULL,
+                   property_value VARCHAR(1000),
+                   PRIMARY KEY (catalog_name, namespace, property_key));
+                 INSERT INTO iceberg_tables VALUES ('default', 'db', 't', '{metadata}', NULL,
+                   'TABLE');"
+            ))
+            .expect("catalog tables");
+        Place::Catalog(db)
+    }
+
+    /// The form a writer process gets it in (`ICEFLOE_WRITER`).
+    fn to_env(&self, writer: i64) -> String {
+        match self {
+            Place::Directory(location) => format!("dir|{location}|{writer}"),
+            Place::Catalog(db) => format!("catalog|{}|{writer}", db.display()),
+        }
+    }
+
+    fn from_env(text: &str) -> (Self, i64) {
+        let parts: Vec<&str> = text.split('|').collect();
+        let [kind, at, writer] = parts.as_slice() else {
+            panic!("ICEFLOE_WRITER: {text}");
+        };
+        let place = match *kind {
+            "dir" => Place::Directory(at.to_string()),
+            _ => Place::Catalog(PathBuf::from(at)),
+        };
+        (place, writer.parse().expect("writer number"))
+    }
+
+    async fn load(&self, io: &FileIO) -> Table {
+        match self {
+            Place::Directory(location) => Table::load(io.clone(), location).await.expect("load"),
+            Place::Catalog(db) => SqliteCatalog::open(db, None, io.clone())
+                .expect("catalog")
+                .load_table("db", "t")
+                .await
+                .expect("load"),
+        }
+    }
+}
+
+/// Writer `writer`'s 25 appends, one row `(writer, n)` each.
+async fn write(place: &Place, writer: i64) {
+    let io = FileIO::default();
+    let table = place.load(&io).await;
+    let schema = Arc::new(schema_to_arrow(table.metadata().current_schema()).expect("schema"));
+    let catalog = match place {
+        Place::Catalog(db) => Some(SqliteCatalog::open(db, None, io.clone()).expect("catalog")),
+        Place::Directory(_) => None,
+    };
+    for n in 0..APPENDS {
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(vec![writer])),
+                Arc::new(Int64Array::from(vec![n])),
+            ],
+        )
+        .expect("batch");
+        let target = match (place, &catalog) {
+            (Place::Directory(location), _) => CommitTarget::Directory { location },
+            (Place::Catalog(_), Some(catalog)) => CommitTarget::Catalog {
+                catalog,
+                namespace: "db",
+                table: "t",
+            },
+            (Place::Catalog(_), None) => unreachable!("opened above"),
+        };
+        append_batches(&io, target, &[batch], "main")
+            .await
+            .unwrap_or_else(|e| panic!("writer {writer}, append {n}: {e}"));
+    }
+}
+
+/// Checks the table after every writer finished; panics with what is wrong.
+async fn check(place: &Place) {
+    let io = FileIO::default();
+    let table = place.load(&io).await;
+    let m = table.metadata();
+    let total = (WRITERS * APPENDS) as usize;
+    assert_eq!(m.snapshots.len(), total, "snapshots");
+    assert_eq!(m.last_sequence_number, total as i64, "last-sequence-number");
+    // One linear chain from the current snapshot back to the first, sequence numbers
+    // descending by one.
+    let mut chain = Vec::new();
+    let mut at = m.current_snapshot();
+    while let Some(snapshot) = at {
+        chain.push(snapshot.sequence_number);
+        at = snapshot
+            .parent_snapshot_id
+            .and_then(|p| m.snapshot_by_id(p));
+    }
+    let expected: Vec<i64> = (1..=total as i64).rev().collect();
+    assert_eq!(chain, expected, "parent chain sequence numbers");
+    // Fast appends: the last list holds every commit's manifest.
+    let list = read_manifest_list(&io, m, m.current_snapshot().expect("current"))
+        .await
+        .expect("list");
+    assert_eq!(list.len(), total, "manifests in the last list");
+    // Every row once.
+    let ctx = SessionContext::new();
+    let provider =
+        IcebergTableProvider::try_new(table.clone(), SnapshotSelector::Current).expect("provider");
+    ctx.register_table("t", Arc::new(provider))
+        .expect("register");
+    let batches = ctx
+        .sql("SELECT writer, n FROM t")
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("read");
+    let mut rows = BTreeSet::new();
+    let mut count = 0;
+    for batch in &batches {
+        let (w, n) = (
+            batch.column(0).as_primitive::<Int64Type>(),
+            batch.column(1).as_primitive::<Int64Type>(),
+        );
+        for i in 0..batch.num_rows() {
+            rows.insert((w.value(i), n.value(i)));
+            count += 1;
+        }
+    }
+    let expected: BTreeSet<(i64, i64)> = (0..WRITERS)
+        .flat_map(|w| (0..APPENDS).map(move |n| (w, n)))
+        .collect();
+    assert_eq!(count, total, "rows");
+    assert_eq!(rows, expected, "distinct rows");
+}
+
+/// One scenario: a new table, four writers as threads or processes, then the checks.
+fn scenario(catalog: bool, processes: bool) {
+    let started = Instant::now();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let place = Place::create(catalog, dir.path());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    if processes {
+        let exe = std::env::current_exe().expect("test executable");
+        let children: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                Command::new(&exe)
+                    .env("ICEFLOE_WRITER", place.to_env(w))
+                    .spawn()
+                    .expect("start a writer process")
+            })
+            .collect();
+        for (w, mut child) in children.into_iter().enumerate() {
+            let status = child.wait().expect("writer process");
+            assert!(status.success(), "writer process {w}: {status}");
+        }
+    } else {
+        runtime.block_on(async {
+            let writers: Vec<_> = (0..WRITERS)
+                .map(|w| {
+                    let place = place.clone();
+                    tokio::spawn(async move { write(&place, w).await })
+                })
+                .collect();
+            for writer in writers {
+                writer.await.expect("writer thread");
+            }
+        });
+    }
+    runtime.block_on(check(&place));
+    println!(
+        "ok: {} x {} appends into a {} table by {}: {:.1} s",
+        WRITERS,
+        APPENDS,
+        if catalog {
+            "SQLite catalog"
+        } else {
+            "directory"
+        },
+        if processes { "processes" } else { "threads" },
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn main() -> ExitCode {
+    if let Ok(writer) = std::env::var("ICEFLOE_WRITER") {
+        let (place, writer) = Place::from_env(&writer);
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        runtime.block_on(write(&place, writer));
+        return ExitCode::SUCCESS;
+    }
+    // `cargo test` passes libtest flags; a filter word picks scenarios by name.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let scenarios = [
+        ("directory_threads", false, false),
+        ("directory_processes", false, true),
+        ("catalog_threads", true, false),
+        ("catalog_processes", true, true),
+    ];
+    for (name, catalog, processes) in scenarios {
+        if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
+            scenario(catalog, processes);
+        }
+    }
+    ExitCode::SUCCESS
+}
