@@ -9,6 +9,15 @@
 //! - `# icefloe: catalog <warehouse dir> <written-at prefix>`: registers the SQLite catalog
 //!   `<warehouse dir>/catalog.db` as the session's default catalog, reading paths under
 //!   `<written-at prefix>` from `<warehouse dir>` (so `db.orders`, `db.refs.branch_dev` work).
+//! - `# icefloe: scratch-catalog`: a new, empty SQLite catalog (`catalog.db`, catalog name
+//!   `default`) in a temporary warehouse directory, registered as the session's default catalog,
+//!   for files that create tables: `CREATE SCHEMA db`, then `CREATE TABLE db.t ...`, CTAS and
+//!   `DROP TABLE` act on it (tables go to `<warehouse>/db/t`). The directory is deleted when the
+//!   file's run ends.
+//!
+//! For `CREATE EXTERNAL TABLE ... LOCATION` of new tables use sqllogictest's own temporary
+//! directory: after `control substitution on`, `$__TEST_DIR__` in a statement is a fresh
+//! directory for the file (`LOCATION '$__TEST_DIR__/t'`).
 //!
 //! `cargo test --test sqllogictests -- <filter>` runs only the files whose name contains
 //! `<filter>`. Flags meant for libtest (`--nocapture`, ...) are ignored.
@@ -32,6 +41,8 @@ use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType, Runner};
 /// One `.slt` file's database: a DataFusion session with icefloe registered.
 struct IcefloeDb {
     ctx: SessionContext,
+    /// The warehouse of `scratch-catalog`, deleted on drop.
+    _scratch: Option<tempfile::TempDir>,
 }
 
 /// What a file's `# icefloe: ` directives ask for.
@@ -39,6 +50,8 @@ struct IcefloeDb {
 struct Directives {
     /// `(warehouse dir, written-at prefix)`: a SQLite catalog as the default catalog.
     catalog: Option<(PathBuf, String)>,
+    /// `scratch-catalog`: a new empty catalog in a temporary warehouse.
+    scratch_catalog: bool,
 }
 
 impl Directives {
@@ -53,6 +66,7 @@ impl Directives {
                 ["catalog", dir, prefix] => {
                     directives.catalog = Some((PathBuf::from(dir), prefix.to_string()));
                 }
+                ["scratch-catalog"] => directives.scratch_catalog = true,
                 _ => return Err(format!("unknown directive: {line}")),
             }
         }
@@ -70,8 +84,19 @@ impl IcefloeDb {
             icefloe::catalog::register_catalog_as_default(&ctx, dir.join("catalog.db"), relocation)
                 .await?;
         }
+        let mut scratch = None;
+        if directives.scratch_catalog {
+            let dir = tempfile::tempdir()?;
+            let db = dir.path().join("catalog.db");
+            icefloe::catalog::SqliteCatalog::create(&db, "default", icefloe::FileIO::default())?;
+            icefloe::catalog::register_catalog_as_default(&ctx, &db, Default::default()).await?;
+            scratch = Some(dir);
+        }
         icefloe::sql::register(&ctx);
-        Ok(Self { ctx })
+        Ok(Self {
+            ctx,
+            _scratch: scratch,
+        })
     }
 
     /// Plans `sql` with `icefloe::sql::sql` (the AS OF clauses parse, refs resolve).

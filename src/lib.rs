@@ -58,3 +58,5 @@ pub use error::{Error, Result};
 pub use io::{FileIO, Relocation};
 pub use provider::IcebergTableProvider;
 pub use table::{Table, TableOptions};
+pub use write::TableCreation;
+pub use write::WriteTarget;

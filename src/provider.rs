@@ -3,13 +3,15 @@
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::Result as DFResult;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -28,6 +30,7 @@ use crate::spec::{PrimitiveType, Transform, Type};
 use crate::spec::{Schema, Snapshot, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
+use crate::write::{IcebergSink, WriteTarget};
 
 /// A DataFusion table over one snapshot (by default the current one) of an Iceberg table, or
 /// over the rows appended between two snapshots ([`IcebergTableProvider::incremental`]).
@@ -36,18 +39,29 @@ use crate::to_arrow::schema_to_arrow;
 /// and the snapshot's own schema (`schema-id`) when reading a snapshot id, a tag or a
 /// timestamp. Scans plan the snapshot's live data files from metadata and read them with
 /// DataFusion's Parquet reader, matching columns by field id.
+///
+/// `INSERT INTO` (DataFusion's `insert_into`) appends to the current state (`main`) or to the
+/// branch the provider reads, once the provider knows where the table's pointer lives
+/// ([`IcebergTableProvider::with_write_target`]; [`IcebergTableProvider::open`] sets it). After
+/// a commit the provider, and its clones, read the committed table; providers of a tag, a
+/// snapshot id or a timestamp stay fixed and refuse INSERT.
 #[derive(Debug, Clone)]
 pub struct IcebergTableProvider {
-    table: Table,
+    /// The table as this provider last saw it: the state loaded, then each of its commits.
+    table: Arc<RwLock<Table>>,
     selector: SnapshotSelector,
     read: ReadKind,
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
+    write_target: Option<WriteTarget>,
 }
 
 /// What a scan plans.
 #[derive(Debug, Clone)]
 enum ReadKind {
+    /// Every live data file of the head of a branch (`main` for the current state), moving
+    /// with this provider's commits (no snapshot: the table reads as empty).
+    Head(String),
     /// Every live data file of a snapshot (`None`: the table has no snapshot, reads as empty).
     Snapshot(Option<i64>),
     /// The data files the snapshots of a range appended.
@@ -57,10 +71,15 @@ enum ReadKind {
 impl IcebergTableProvider {
     /// Opens the table at `location` (a metadata file or a table directory), reading objects
     /// through the stores registered in `ctx`.
+    ///
+    /// INSERTs commit to that location as a directory table ([`WriteTarget::Directory`]: the
+    /// next `vN.metadata.json`); for a table of a SQLite catalog, build the provider with
+    /// [`IcebergTableProvider::with_write_target`] and [`WriteTarget::Catalog`] instead.
     pub async fn open(ctx: &SessionContext, location: &str, options: TableOptions) -> Result<Self> {
         let io = FileIO::new(ctx.runtime_env(), options.relocation.clone());
         let table = Table::load(io, location).await?;
-        Self::try_new(table, options.snapshot)
+        Ok(Self::try_new(table, options.snapshot)?
+            .with_write_target(WriteTarget::directory(location)))
     }
 
     /// A provider over a loaded table, at the state `selector` names (see
@@ -70,7 +89,19 @@ impl IcebergTableProvider {
             .metadata()
             .resolve(&selector)
             .map_err(|e| in_table(e, &table))?;
-        let read = ReadKind::Snapshot(resolved.snapshot.map(|s| s.snapshot_id));
+        let read = match &selector {
+            SnapshotSelector::Current => ReadKind::Head("main".to_string()),
+            SnapshotSelector::Ref(name)
+                if table
+                    .metadata()
+                    .refs
+                    .get(name)
+                    .is_some_and(|r| r.is_branch()) =>
+            {
+                ReadKind::Head(name.clone())
+            }
+            _ => ReadKind::Snapshot(resolved.snapshot.map(|s| s.snapshot_id)),
+        };
         let schema = resolved.schema.clone();
         Self::with_read(table, selector, read, schema)
     }
@@ -83,17 +114,33 @@ impl IcebergTableProvider {
     ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
         Ok(Self {
-            table,
+            table: Arc::new(RwLock::new(table)),
             selector,
             read,
             schema: Arc::new(schema),
             arrow_schema,
+            write_target: None,
         })
     }
 
-    /// The same table at another state (no IO: the metadata is already loaded).
+    /// The same table at another state (no IO: the metadata is already loaded), with the same
+    /// write target.
     pub fn at(&self, selector: SnapshotSelector) -> Result<Self> {
-        Self::try_new(self.table.clone(), selector)
+        let mut at = Self::try_new(self.table(), selector)?;
+        at.write_target = self.write_target.clone();
+        Ok(at)
+    }
+
+    /// This provider committing INSERTs to `target` (where the table's metadata pointer
+    /// lives: its directory, or its SQLite catalog row). Without a target, INSERT is refused.
+    pub fn with_write_target(mut self, target: WriteTarget) -> Self {
+        self.write_target = Some(target);
+        self
+    }
+
+    /// Where INSERTs commit (`None`: the provider is read-only).
+    pub fn write_target(&self) -> Option<&WriteTarget> {
+        self.write_target.as_ref()
     }
 
     /// The rows appended after snapshot `from_exclusive` up to and including the snapshot `to`
@@ -120,24 +167,38 @@ impl IcebergTableProvider {
         &self.selector
     }
 
-    /// The table this provider reads.
-    pub fn table(&self) -> &Table {
-        &self.table
+    /// The table this provider reads: as loaded, or as its last INSERT committed it.
+    pub fn table(&self) -> Table {
+        match self.table.read() {
+            Ok(table) => table.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// The snapshot this provider reads (`None`: the table has no snapshot yet); for an
     /// incremental read, the last snapshot of the range.
     pub fn snapshot_id(&self) -> Option<i64> {
+        self.snapshot_in(&self.table()).ok().flatten()
+    }
+
+    /// The snapshot a scan of `table` (this provider's table) reads.
+    fn snapshot_in(&self, table: &Table) -> Result<Option<i64>> {
         match &self.read {
-            ReadKind::Snapshot(id) => *id,
-            ReadKind::Incremental(range) => Some(range.to),
+            ReadKind::Head(_) => Ok(table
+                .metadata()
+                .resolve(&self.selector)
+                .map_err(|e| in_table(e, table))?
+                .snapshot
+                .map(|s| s.snapshot_id)),
+            ReadKind::Snapshot(id) => Ok(*id),
+            ReadKind::Incremental(range) => Ok(Some(range.to)),
         }
     }
 
     /// The snapshots an incremental read covers (`None` for a snapshot read).
     pub fn incremental_range(&self) -> Option<&IncrementalRange> {
         match &self.read {
-            ReadKind::Snapshot(_) => None,
+            ReadKind::Head(_) | ReadKind::Snapshot(_) => None,
             ReadKind::Incremental(range) => Some(range),
         }
     }
@@ -150,12 +211,18 @@ impl IcebergTableProvider {
     /// The scan of the rows that may match `filter` (over the read schema), planned from
     /// metadata: the data files left after pruning, and what was pruned.
     pub async fn plan(&self, filter: Predicate) -> Result<ScanPlan> {
-        let metadata = self.table.metadata();
-        let io = self.table.io();
+        self.plan_in(&self.table(), filter).await
+    }
+
+    async fn plan_in(&self, table: &Table, filter: Predicate) -> Result<ScanPlan> {
+        let metadata = table.metadata();
+        let io = table.io();
         match &self.read {
-            ReadKind::Snapshot(None) => Ok(ScanPlan::default()),
-            ReadKind::Snapshot(Some(id)) => {
-                let snapshot = self.snapshot(*id)?;
+            ReadKind::Head(_) | ReadKind::Snapshot(_) => {
+                let Some(id) = self.snapshot_in(table)? else {
+                    return Ok(ScanPlan::default());
+                };
+                let snapshot = snapshot(table, id)?;
                 let pruner = Pruner::new(metadata, &self.schema, filter);
                 plan_scan(io, metadata, snapshot, &pruner).await
             }
@@ -188,26 +255,23 @@ impl IcebergTableProvider {
         }
     }
 
-    /// The snapshot `id` of the table, or a not-found error naming the table.
-    fn snapshot(&self, id: i64) -> Result<&Snapshot> {
-        self.table.metadata().snapshot_by_id(id).ok_or_else(|| {
-            Error::not_found(format!(
-                "snapshot {id} in table {}",
-                self.table.metadata_location()
-            ))
-        })
-    }
-
     /// A scan of rows without columns and without filters (`SELECT count(*) FROM t`) answered
     /// from the manifest list alone, when its counts are exact (see [`live_rows_from_list`]);
     /// `None` otherwise, and for incremental reads.
-    async fn count_only(&self, limit: Option<usize>) -> Result<Option<RowCountExec>> {
-        let ReadKind::Snapshot(Some(id)) = &self.read else {
+    async fn count_only(
+        &self,
+        table: &Table,
+        limit: Option<usize>,
+    ) -> Result<Option<RowCountExec>> {
+        if matches!(self.read, ReadKind::Incremental(_)) {
+            return Ok(None);
+        }
+        let Some(id) = self.snapshot_in(table)? else {
             return Ok(None);
         };
         let started = std::time::Instant::now();
         let manifests =
-            read_manifest_list(self.table.io(), self.table.metadata(), self.snapshot(*id)?).await?;
+            read_manifest_list(table.io(), table.metadata(), snapshot(table, id)?).await?;
         let Some((rows, files)) = live_rows_from_list(&manifests) else {
             return Ok(None);
         };
@@ -266,14 +330,15 @@ impl TableProvider for IcebergTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let table = self.table();
         if filters.is_empty()
             && projection.is_some_and(Vec::is_empty)
-            && let Some(exec) = self.count_only(limit).await?
+            && let Some(exec) = self.count_only(&table, limit).await?
         {
             return Ok(Arc::new(exec));
         }
         let (filter, _) = convert_filters(filters, &self.schema);
-        let mut plan = self.plan(filter).await?;
+        let mut plan = self.plan_in(&table, filter).await?;
         // With a limit, no filter left for DataFusion to apply and no deletes, record counts
         // are row counts: files past the limit need not be opened.
         let residual = filters.iter().any(|f| !self.decided_by_partitions(f));
@@ -282,13 +347,26 @@ impl TableProvider for IcebergTableProvider {
             plan.stats.data_files_scanned = plan.tasks.len();
         }
         let input = ScanInput {
-            table: &self.table,
+            table: &table,
             schema: &self.schema,
             arrow_schema: Arc::clone(&self.arrow_schema),
             tasks: plan.tasks,
             stats: plan.stats,
         };
         build_exec(state, input, projection, filters, limit).await
+    }
+
+    /// `INSERT INTO`: a [`DataSinkExec`] whose [`IcebergSink`] streams the rows into data
+    /// files and commits one fast append to the branch this provider reads (`main` for the
+    /// current state), then moves this provider to the committed table.
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let sink = self.sink(input.schema(), insert_op)?;
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 }
 
@@ -299,7 +377,8 @@ impl IcebergTableProvider {
         let Some(predicate) = convert(filter, &self.schema) else {
             return false;
         };
-        let specs = &self.table.metadata().partition_specs;
+        let table = self.table();
+        let specs = &table.metadata().partition_specs;
         let ids = predicate.field_ids();
         // Float partitions are left to DataFusion: NaN and signed zeros compare differently
         // under Iceberg's rules and DataFusion's.
@@ -323,6 +402,105 @@ impl IcebergTableProvider {
                 })
             })
     }
+}
+
+impl IcebergTableProvider {
+    /// The sink of an INSERT into this provider, or why it cannot be written.
+    fn sink(&self, input_schema: SchemaRef, insert_op: InsertOp) -> Result<IcebergSink> {
+        let table = self.table();
+        let name = match &self.write_target {
+            Some(target) => target.name(),
+            None => table.metadata_location().to_string(),
+        };
+        if insert_op != InsertOp::Append {
+            return Err(Error::Unsupported(format!(
+                "{insert_op} into Iceberg table {name}: only INSERT INTO (append) is supported"
+            )));
+        }
+        let branch = match &self.read {
+            ReadKind::Head(branch) => branch.clone(),
+            ReadKind::Snapshot(_) => {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot INSERT INTO table {name} at {}: only the current state or a \
+                     branch can be written",
+                    describe(&self.selector)
+                )));
+            }
+            ReadKind::Incremental(_) => {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot INSERT INTO an incremental read of table {name}"
+                )));
+            }
+        };
+        let target = self.write_target.clone().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "INSERT INTO table {name}: this provider does not know where the table's \
+                 metadata pointer lives (build it with IcebergTableProvider::with_write_target)"
+            ))
+        })?;
+        let lock = Arc::clone(&self.table);
+        let follow = Arc::new(move |committed: &Table| advance(&lock, committed));
+        let sink = IcebergSink::try_new(
+            table,
+            self.schema.as_ref().clone(),
+            input_schema,
+            target,
+            branch,
+        )?;
+        Ok(sink.with_on_commit(follow))
+    }
+}
+
+/// Moves a provider's table to `committed` unless it already holds a later state: two
+/// INSERTs through one provider may finish their commits in either order.
+fn advance(lock: &RwLock<Table>, committed: &Table) {
+    let mut table = match lock.write() {
+        Ok(table) => table,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if is_later(committed, &table) {
+        *table = committed.clone();
+    }
+}
+
+/// Whether `new` is a later version of the table than `old`: `old`'s metadata file is in
+/// `new`'s metadata log (and not the reverse); when neither log names the other (logs are
+/// bounded by `write.metadata.previous-versions-max`), by sequence number, then update time.
+fn is_later(new: &Table, old: &Table) -> bool {
+    let logs = |t: &Table, location: &str| {
+        t.metadata()
+            .metadata_log
+            .iter()
+            .any(|e| e.metadata_file == location)
+    };
+    if logs(new, old.metadata_location()) {
+        return true;
+    }
+    if logs(old, new.metadata_location()) || new.metadata_location() == old.metadata_location() {
+        return false;
+    }
+    let (n, o) = (new.metadata(), old.metadata());
+    (n.last_sequence_number, n.last_updated_ms) >= (o.last_sequence_number, o.last_updated_ms)
+}
+
+/// A non-branch state, for messages.
+fn describe(selector: &SnapshotSelector) -> String {
+    match selector {
+        SnapshotSelector::Current => "the current snapshot".to_string(),
+        SnapshotSelector::SnapshotId(id) => format!("snapshot {id}"),
+        SnapshotSelector::Ref(name) => format!("tag '{name}' (tags are read-only)"),
+        SnapshotSelector::AsOfTimestamp(ms) => format!("the snapshot as of {ms} ms"),
+    }
+}
+
+/// The snapshot `id` of `table`, or a not-found error naming the table.
+fn snapshot(table: &Table, id: i64) -> Result<&Snapshot> {
+    table.metadata().snapshot_by_id(id).ok_or_else(|| {
+        Error::not_found(format!(
+            "snapshot {id} in table {}",
+            table.metadata_location()
+        ))
+    })
 }
 
 /// Drops the files after the first ones whose record counts reach `limit`, unless deletes

@@ -37,13 +37,17 @@
 //! # }
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use ::datafusion::arrow::datatypes::Schema as ArrowSchema;
 use ::datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
 use ::datafusion::common::not_impl_err;
 use ::datafusion::datasource::TableType;
+use ::datafusion::datasource::empty::EmptyTable;
 use ::datafusion::error::Result as DFResult;
+use ::datafusion::execution::SessionState;
 use ::datafusion::prelude::SessionContext;
 use async_trait::async_trait;
 
@@ -54,6 +58,7 @@ use crate::provider::IcebergTableProvider;
 use crate::spec::SnapshotSelector;
 use crate::sql::refs::{TableRefsSchema, split_suffixed, suffixed_table};
 use crate::table::Table;
+use crate::write::WriteTarget;
 
 /// A DataFusion catalog over a [`SqliteCatalog`]: one schema per namespace.
 ///
@@ -173,6 +178,20 @@ impl IcebergSchemaProvider {
         &self.namespace
     }
 
+    /// A provider of the current state of `table` (named `name` in this namespace) whose
+    /// INSERT commits to the catalog row.
+    fn writable(&self, table: Table, name: &str) -> Result<IcebergTableProvider> {
+        let target = WriteTarget::Catalog {
+            catalog: Arc::clone(&self.catalog),
+            namespace: self.namespace.clone(),
+            table: name.to_string(),
+        };
+        Ok(
+            IcebergTableProvider::try_new(table, SnapshotSelector::Current)?
+                .with_write_target(target),
+        )
+    }
+
     /// Loads the current version of a table of this namespace; `None` when there is none.
     pub async fn load_table(&self, name: &str) -> Result<Option<Table>> {
         let Some(location) = self.catalog.metadata_location(&self.namespace, name)? else {
@@ -192,12 +211,12 @@ impl SchemaProvider for IcebergSchemaProvider {
             .unwrap_or_default()
     }
 
-    /// The table `name`; for `"t@<ref>"`, table `t` at that ref or snapshot id; for
+    /// The table `name` (INSERT INTO commits to its catalog row); for `"t@<ref>"`, table `t` at
+    /// that ref or snapshot id; for
     /// `"t$<relation>"`, a metadata table of `t`.
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
         if let Some(table) = self.load_table(name).await? {
-            let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current)?;
-            return Ok(Some(Arc::new(provider)));
+            return Ok(Some(Arc::new(self.writable(table, name)?)));
         }
         let Some((table_name, suffix)) = split_suffixed(name) else {
             return Ok(None);
@@ -205,10 +224,8 @@ impl SchemaProvider for IcebergSchemaProvider {
         let Some(table) = self.load_table(table_name).await? else {
             return Ok(None);
         };
-        let base: Arc<dyn TableProvider> = Arc::new(IcebergTableProvider::try_new(
-            table,
-            SnapshotSelector::Current,
-        )?);
+        // Branches of `t` (`t@b`) inherit its write target: INSERT commits to the branch.
+        let base: Arc<dyn TableProvider> = Arc::new(self.writable(table, table_name)?);
         suffixed_table(table_name, &base, suffix).map(Some)
     }
 
@@ -221,6 +238,69 @@ impl SchemaProvider for IcebergSchemaProvider {
         self.catalog
             .metadata_location(&self.namespace, name)
             .is_ok_and(|location| location.is_some())
+    }
+
+    /// Refused: DataFusion hands over an in-memory table synchronously, which cannot carry a
+    /// partition spec or write Iceberg files. `CREATE TABLE` and `CREATE TABLE ... AS SELECT`
+    /// in an Iceberg catalog run through `icefloe::sql::sql` (see [`crate::sql`]).
+    fn register_table(
+        &self,
+        name: String,
+        _table: Arc<dyn TableProvider>,
+    ) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        not_impl_err!(
+            "creating {}.{name} in the Iceberg catalog {}: run CREATE TABLE through icefloe::sql::sql",
+            self.namespace,
+            self.catalog.name()
+        )
+    }
+
+    /// `DROP TABLE`: removes the table's catalog entry (its files stay; `DROP TABLE ... PURGE`
+    /// through `icefloe::sql::sql` also deletes them). Returns an empty stand-in provider, as
+    /// loading the dropped table would need IO in this synchronous call.
+    fn deregister_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        match self.catalog.drop_table_entry(&self.namespace, name) {
+            Ok(_) => Ok(Some(Arc::new(EmptyTable::new(Arc::new(
+                ArrowSchema::empty(),
+            ))))),
+            Err(crate::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The session's Iceberg catalogs by their DataFusion catalog name, kept as a `SessionConfig`
+/// extension by [`register_catalog`] and [`register_catalog_as_default`], so that statements
+/// DataFusion cannot plan against a catalog (`CREATE TABLE` with partitioning, CTAS, `DROP
+/// TABLE ... PURGE`, `CREATE SCHEMA`) find the [`SqliteCatalog`] behind a name (see
+/// [`crate::sql::sql`]).
+#[derive(Debug, Default, Clone)]
+pub struct IcebergCatalogs {
+    by_name: BTreeMap<String, Arc<SqliteCatalog>>,
+}
+
+impl IcebergCatalogs {
+    /// The Iceberg catalog registered in `state` under the DataFusion catalog name `name`.
+    pub fn lookup(state: &SessionState, name: &str) -> Option<Arc<SqliteCatalog>> {
+        state
+            .config()
+            .get_extension::<IcebergCatalogs>()
+            .and_then(|c| c.by_name.get(name).cloned())
+    }
+
+    /// Records `catalog` under `name` in `ctx`'s configuration.
+    fn remember(ctx: &SessionContext, name: &str, catalog: &Arc<SqliteCatalog>) {
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        let mut catalogs = state
+            .config()
+            .get_extension::<IcebergCatalogs>()
+            .map(|c| c.as_ref().clone())
+            .unwrap_or_default();
+        catalogs
+            .by_name
+            .insert(name.to_string(), Arc::clone(catalog));
+        state.config_mut().set_extension(Arc::new(catalogs));
     }
 }
 
@@ -241,6 +321,7 @@ pub async fn register_catalog(
     let catalog = open_for(ctx, db_path, relocation)?;
     let provider = IcebergCatalogProvider::new(Arc::clone(&catalog));
     ctx.register_catalog(catalog_name_in_sql, Arc::new(provider));
+    IcebergCatalogs::remember(ctx, catalog_name_in_sql, &catalog);
     Ok(catalog)
 }
 
@@ -271,7 +352,8 @@ pub async fn register_catalog_as_default(
     if let Some(previous) = ctx.catalog(&default_name) {
         provider = provider.with_fallback(previous);
     }
-    ctx.register_catalog(default_name, Arc::new(provider));
+    ctx.register_catalog(&default_name, Arc::new(provider));
+    IcebergCatalogs::remember(ctx, &default_name, &catalog);
     register_namespace_catalogs(ctx, &catalog)?;
     Ok(catalog)
 }

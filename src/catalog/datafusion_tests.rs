@@ -300,3 +300,221 @@ async fn spark_ref_name_errors() {
         );
     }
 }
+
+/// A session over a new, empty catalog in a temporary warehouse, with icefloe's SQL registered.
+async fn scratch_session() -> (tempfile::TempDir, SessionContext, Arc<SqliteCatalog>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("catalog.db");
+    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
+    let ctx = SessionContext::new();
+    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
+        .await
+        .unwrap();
+    crate::sql::register(&ctx);
+    (dir, ctx, catalog)
+}
+
+async fn run(ctx: &SessionContext, sql: &str) -> std::result::Result<Vec<String>, String> {
+    let batches = crate::sql::sql(ctx, sql)
+        .await
+        .map_err(|e| e.to_string())?
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = ::datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .map_err(|e| e.to_string())?
+        .to_string();
+    Ok(text.lines().map(str::to_string).collect())
+}
+
+#[tokio::test]
+async fn sql_creates_fills_and_purges_catalog_tables() {
+    let (dir, ctx, catalog) = scratch_session().await;
+    assert!(IcebergCatalogs::lookup(&ctx.state(), "datafusion").is_some());
+    run(&ctx, "CREATE SCHEMA db").await.unwrap();
+    assert_eq!(catalog.list_namespaces().unwrap(), ["db"]);
+    run(
+        &ctx,
+        "CREATE TABLE db.t TBLPROPERTIES ('commit.retry.num-retries' = '7') PARTITION BY (k) \
+         AS SELECT * FROM (VALUES (1, 'x'), (2, 'y'), (3, 'x')) AS v(id, k)",
+    )
+    .await
+    .unwrap();
+    let table = catalog.load_table("db", "t").await.unwrap();
+    let m = table.metadata();
+    assert_eq!(m.property("commit.retry.num-retries"), Some("7"));
+    assert_eq!(m.default_partition_spec().unwrap().fields[0].name, "k");
+    assert_eq!(m.snapshots.len(), 1);
+    let got = run(
+        &ctx,
+        "SELECT k, count(*) AS n, sum(id) AS s FROM db.t GROUP BY k ORDER BY k",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        got,
+        [
+            "+---+---+---+",
+            "| k | n | s |",
+            "+---+---+---+",
+            "| x | 2 | 4 |",
+            "| y | 1 | 2 |",
+            "+---+---+---+",
+        ]
+    );
+    let table_dir = dir.path().join("db/t");
+    assert!(table_dir.join("data").is_dir());
+    run(&ctx, "DROP TABLE db.t PURGE").await.unwrap();
+    assert!(catalog.list_tables("db").unwrap().is_empty());
+    let left: Vec<_> = walk(&table_dir);
+    assert!(left.is_empty(), "purge leaves no file: {left:?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn plain_datafusion_sql_drops_entries_and_refuses_create() {
+    let (dir, ctx, catalog) = scratch_session().await;
+    catalog
+        .create_namespace("db", &std::collections::BTreeMap::new())
+        .unwrap();
+    let creation =
+        crate::write::TableCreation::from_arrow(Arc::new(Schema::new(vec![Field::new(
+            "id",
+            DataType::Int64,
+            false,
+        )])));
+    catalog.create_table("db", "t", &creation).await.unwrap();
+    let err = ctx
+        .sql("CREATE TABLE db.u (id BIGINT)")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("run CREATE TABLE through icefloe::sql::sql"),
+        "{err}"
+    );
+    ctx.sql("DROP TABLE db.t")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(catalog.list_tables("db").unwrap().is_empty());
+    assert_eq!(
+        walk(&dir.path().join("db/t")).len(),
+        1,
+        "the metadata file stays"
+    );
+    let err = ctx.sql("DROP TABLE db.t").await.unwrap_err().to_string();
+    assert!(
+        err.contains("doesn't exist") || err.contains("not exist"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_named_catalog_takes_three_part_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("catalog.db");
+    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
+    let ctx = SessionContext::new();
+    let catalog = register_catalog(&ctx, "ice", &db, Relocation::default())
+        .await
+        .unwrap();
+    crate::sql::register(&ctx);
+    run(&ctx, "CREATE SCHEMA ice.sales").await.unwrap();
+    run(
+        &ctx,
+        "CREATE TABLE ice.sales.t (id INT NOT NULL) PARTITION BY bucket(8, id)",
+    )
+    .await
+    .unwrap();
+    let table = catalog.load_table("sales", "t").await.unwrap();
+    let spec = table.metadata().default_partition_spec().unwrap().clone();
+    assert_eq!(spec.fields[0].name, "id_bucket");
+    assert_eq!(spec.fields[0].field_id, 1000);
+    // The session's own default catalog is not an Iceberg catalog: DataFusion's CREATE TABLE.
+    run(&ctx, "CREATE TABLE mem (id INT)").await.unwrap();
+    assert!(catalog.list_tables("sales").unwrap() == ["t"]);
+    run(&ctx, "DROP TABLE ice.sales.t").await.unwrap();
+    assert!(catalog.list_tables("sales").unwrap().is_empty());
+}
+
+/// A private copy of the whole PyIceberg warehouse (INSERT writes files), read through
+/// relocation.
+async fn writable_pyiceberg_session() -> (tempfile::TempDir, SessionContext) {
+    use crate::sql::test_support::{WRITTEN_AT, warehouse};
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy(Path::new(&warehouse()), dir.path());
+    let relocation = Relocation::new().with_rule(WRITTEN_AT, dir.path().display().to_string());
+    let ctx = SessionContext::new();
+    crate::sql::register(&ctx);
+    register_catalog_as_default(&ctx, dir.path().join("catalog.db"), relocation)
+        .await
+        .unwrap();
+    (dir, ctx)
+}
+
+#[tokio::test]
+async fn insert_through_ref_names_commits_to_the_branch_and_refuses_tags() {
+    use crate::sql::test_support::row;
+    let (_dir, ctx) = writable_pyiceberg_session().await;
+    // The oracle's answers before: main 30 rows (sum of ids 435), dev 20 (690), tag v1 10 (45).
+    let insert = "INSERT INTO db.refs.branch_dev VALUES (1001, 'new', 7), (1002, NULL, NULL)";
+    assert_eq!(row(&ctx, insert).await.unwrap(), [2]);
+    let dev = "SELECT count(*), sum(id) FROM db.refs.branch_dev";
+    assert_eq!(row(&ctx, dev).await.unwrap(), [22, 690 + 1001 + 1002]);
+    let main = "SELECT count(*), sum(id) FROM db.refs";
+    assert_eq!(row(&ctx, main).await.unwrap(), [30, 435]);
+    // The same through "t@ref".
+    let insert = r#"INSERT INTO db."refs@dev" VALUES (1003, 'x', 1)"#;
+    assert_eq!(row(&ctx, insert).await.unwrap(), [1]);
+    assert_eq!(
+        row(&ctx, dev).await.unwrap(),
+        [23, 690 + 1001 + 1002 + 1003]
+    );
+    // A tag is read-only, and nothing moved.
+    let err = row(&ctx, "INSERT INTO db.refs.tag_v1 VALUES (1, 'x', 1)")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("tag 'v1'"), "{err}");
+    let v1 = "SELECT count(*), sum(id) FROM db.refs.tag_v1";
+    assert_eq!(row(&ctx, v1).await.unwrap(), [10, 45]);
+    assert_eq!(row(&ctx, main).await.unwrap(), [30, 435]);
+    // And main itself.
+    assert_eq!(
+        row(&ctx, "INSERT INTO db.refs VALUES (2000, 'm', 2)")
+            .await
+            .unwrap(),
+        [1]
+    );
+    assert_eq!(row(&ctx, main).await.unwrap(), [31, 435 + 2000]);
+}

@@ -10,6 +10,7 @@ pub mod sqlite;
 pub(crate) mod test_support;
 
 pub use self::datafusion::{
-    IcebergCatalogProvider, IcebergSchemaProvider, register_catalog, register_catalog_as_default,
+    IcebergCatalogProvider, IcebergCatalogs, IcebergSchemaProvider, register_catalog,
+    register_catalog_as_default,
 };
 pub use sqlite::SqliteCatalog;

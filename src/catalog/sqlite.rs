@@ -23,8 +23,9 @@
 //! blocking thread would. A busy timeout makes a query wait (up to 5 s) while another process
 //! holds the write lock, instead of failing.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -32,6 +33,30 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::table::Table;
+use crate::write::TableCreation;
+
+/// The tables PyIceberg's `SqlCatalog` creates (SQLAlchemy's DDL for its two mapped classes,
+/// also Java `JdbcCatalog`'s V1 schema).
+const CATALOG_DDL: &str = "
+CREATE TABLE iceberg_tables (
+	catalog_name VARCHAR(255) NOT NULL,
+	table_namespace VARCHAR(255) NOT NULL,
+	table_name VARCHAR(255) NOT NULL,
+	metadata_location VARCHAR(1000),
+	previous_metadata_location VARCHAR(1000),
+	iceberg_type VARCHAR(5),
+	PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+CREATE TABLE iceberg_namespace_properties (
+	catalog_name VARCHAR(255) NOT NULL,
+	namespace VARCHAR(255) NOT NULL,
+	property_key VARCHAR(255) NOT NULL,
+	property_value VARCHAR(1000) NOT NULL,
+	PRIMARY KEY (catalog_name, namespace, property_key)
+);";
+
+/// The namespace property naming where a namespace's new tables go (Java and PyIceberg).
+pub const NAMESPACE_LOCATION: &str = "location";
 
 /// How long a query waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -58,6 +83,7 @@ pub struct SqliteCatalog {
     name: String,
     has_type_column: bool,
     has_namespace_table: bool,
+    warehouse: Option<String>,
     io: FileIO,
     conn: Mutex<Connection>,
 }
@@ -101,9 +127,54 @@ impl SqliteCatalog {
             name,
             has_type_column,
             has_namespace_table,
+            warehouse: None,
             io,
             conn: Mutex::new(conn),
         })
+    }
+
+    /// Creates a new, empty catalog database at `db_path` with the tables PyIceberg's
+    /// `SqlCatalog` creates (`iceberg_tables`, `iceberg_namespace_properties`; PyIceberg 0.12
+    /// and Java's `JdbcCatalog` open it), and opens it as the catalog `catalog_name`.
+    ///
+    /// Errors: [`Error::Catalog`] naming the file when it already exists (an existing catalog is
+    /// opened with [`Self::open`], never re-created) or cannot be created.
+    pub fn create(db_path: impl AsRef<Path>, catalog_name: &str, io: FileIO) -> Result<Self> {
+        let db_path = db_path.as_ref();
+        let db = DbRef(db_path);
+        if db_path.exists() {
+            return Err(Error::Catalog {
+                catalog: db.label(),
+                reason: "the catalog database already exists; open it instead".to_string(),
+                source: None,
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(db_path, flags)
+            .map_err(|e| db.error("creating the database", e))?;
+        conn.execute_batch(&format!("BEGIN;{CATALOG_DDL}COMMIT;"))
+            .map_err(|e| db.error("creating the catalog tables", e))?;
+        drop(conn);
+        Self::open(db_path, Some(catalog_name), io)
+    }
+
+    /// Sets the warehouse: new tables of a namespace without a `location` property go to
+    /// `<warehouse>/<namespace levels>/<table>`. The default is the database file's directory.
+    pub fn with_warehouse(mut self, location: impl Into<String>) -> Self {
+        self.warehouse = Some(location.into().trim_end_matches('/').to_string());
+        self
+    }
+
+    /// The warehouse location (see [`Self::with_warehouse`]).
+    pub fn warehouse(&self) -> String {
+        if let Some(w) = &self.warehouse {
+            return w.clone();
+        }
+        let dir = self.db_path.parent().unwrap_or(Path::new("."));
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        dir.display().to_string().trim_end_matches('/').to_string()
     }
 
     /// The catalog's name (its `catalog_name` in the database).
@@ -227,6 +298,216 @@ impl SqliteCatalog {
                 reason: format!("metadata location is {current}, expected {expected_current}"),
             }),
         }
+    }
+
+    /// Creates a namespace (dot-joined for several levels) with `properties`; PyIceberg's
+    /// minimal property `exists = true` is always stored.
+    ///
+    /// Errors: [`Error::InvalidArgument`] when the namespace exists, [`Error::Unsupported`] for
+    /// a database without `iceberg_namespace_properties` (Java's oldest layout).
+    pub fn create_namespace(
+        &self,
+        namespace: &str,
+        properties: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        if !self.has_namespace_table {
+            return Err(Error::Unsupported(format!(
+                "catalog {}: the database has no iceberg_namespace_properties table",
+                self.db().label()
+            )));
+        }
+        if namespace.is_empty() || self.namespace_exists(namespace)? {
+            return Err(Error::InvalidArgument(format!(
+                "namespace '{namespace}' already exists in catalog {} (or is empty)",
+                self.name
+            )));
+        }
+        let mut all = properties.clone();
+        all.insert("exists".to_string(), "true".to_string());
+        let mut conn = self.lock();
+        let db = self.db();
+        let tx = conn
+            .transaction()
+            .map_err(|e| db.error("creating a namespace", e))?;
+        for (key, value) in &all {
+            tx.execute(
+                "INSERT INTO iceberg_namespace_properties VALUES (?1, ?2, ?3, ?4)",
+                params![self.name, namespace, key, value],
+            )
+            .map_err(|e| db.error("creating a namespace", e))?;
+        }
+        tx.commit().map_err(|e| db.error("creating a namespace", e))
+    }
+
+    /// A namespace's properties.
+    pub fn namespace_properties(&self, namespace: &str) -> Result<BTreeMap<String, String>> {
+        if !self.has_namespace_table {
+            return Ok(BTreeMap::new());
+        }
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT property_key, property_value FROM iceberg_namespace_properties
+                 WHERE catalog_name = ?1 AND namespace = ?2",
+            )
+            .map_err(|e| self.db().error("reading namespace properties", e))?;
+        let rows = stmt
+            .query_map(params![self.name, namespace], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<BTreeMap<_, _>>>())
+            .map_err(|e| self.db().error("reading namespace properties", e))?;
+        Ok(rows)
+    }
+
+    /// Where a new table of `namespace` goes: the namespace's `location` property plus the
+    /// table name, else `<warehouse>/<namespace levels>/<table>` (Java `JdbcCatalog`'s layout).
+    pub fn default_table_location(&self, namespace: &str, table: &str) -> Result<String> {
+        if let Some(location) = self
+            .namespace_properties(namespace)?
+            .get(NAMESPACE_LOCATION)
+        {
+            return Ok(format!("{}/{table}", location.trim_end_matches('/')));
+        }
+        let levels = namespace.replace('.', "/");
+        Ok(format!("{}/{levels}/{table}", self.warehouse()))
+    }
+
+    /// Creates the table `namespace.table` at its default location
+    /// ([`Self::default_table_location`]); see [`Self::create_table_at`].
+    pub async fn create_table(
+        &self,
+        namespace: &str,
+        table: &str,
+        creation: &TableCreation,
+    ) -> Result<Table> {
+        let location = self.default_table_location(namespace, table)?;
+        self.create_table_at(namespace, table, creation, &location)
+            .await
+    }
+
+    /// Creates the table `namespace.table` at `location`: writes
+    /// `<location>/metadata/00000-<uuid>.metadata.json` (create-if-absent), then adds the
+    /// catalog row (`iceberg_type` `TABLE`).
+    ///
+    /// Errors: [`Error::NotFound`] when the namespace does not exist; [`Error::InvalidArgument`]
+    /// naming `namespace.table` when the catalog already has it (the existing table is left
+    /// alone, and the metadata file written for the attempt is deleted); the errors of
+    /// [`TableCreation::metadata`].
+    pub async fn create_table_at(
+        &self,
+        namespace: &str,
+        table: &str,
+        creation: &TableCreation,
+        location: &str,
+    ) -> Result<Table> {
+        if !self.namespace_exists(namespace)? {
+            return Err(Error::not_found(format!(
+                "namespace {namespace} in catalog {}",
+                self.name
+            )));
+        }
+        if self.metadata_location(namespace, table)?.is_some() {
+            return Err(self.exists_error(namespace, table));
+        }
+        let metadata = creation.metadata(location)?;
+        let path = format!(
+            "{}/metadata/00000-{}.metadata.json",
+            metadata.location,
+            uuid::Uuid::new_v4()
+        );
+        let bytes = crate::write::metadata_bytes(&metadata, &path)?;
+        if !self.io.write_new(&path, bytes).await? {
+            return Err(self.exists_error(namespace, table));
+        }
+        if let Err(e) = self.insert_table_row(namespace, table, &path) {
+            let _ = self.io.delete(&path).await;
+            return Err(e);
+        }
+        Ok(Table::from_parts(self.io.clone(), path, Arc::new(metadata)))
+    }
+
+    fn insert_table_row(
+        &self,
+        namespace: &str,
+        table: &str,
+        metadata_location: &str,
+    ) -> Result<()> {
+        let sql = if self.has_type_column {
+            "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name,
+               metadata_location, previous_metadata_location, iceberg_type)
+             VALUES (?1, ?2, ?3, ?4, NULL, 'TABLE')"
+        } else {
+            "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name,
+               metadata_location, previous_metadata_location)
+             VALUES (?1, ?2, ?3, ?4, NULL)"
+        };
+        let inserted = self
+            .lock()
+            .execute(sql, params![self.name, namespace, table, metadata_location]);
+        match inserted {
+            Ok(_) => Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Err(self.exists_error(namespace, table))
+            }
+            Err(e) => Err(self.db().error("adding a table", e)),
+        }
+    }
+
+    fn exists_error(&self, namespace: &str, table: &str) -> Error {
+        Error::InvalidArgument(format!(
+            "table {namespace}.{table} already exists in catalog {}",
+            self.name
+        ))
+    }
+
+    /// Drops `namespace.table` from the catalog and returns the metadata file it pointed at.
+    /// With `purge`, also deletes every file the table's metadata reaches (found from the
+    /// metadata, never by listing: see [`crate::write::reachable_files`]); files are deleted
+    /// after the catalog row is gone, so a failed deletion leaves only unreferenced files.
+    ///
+    /// Errors: [`Error::NotFound`] naming `namespace.table` when the catalog has no such table.
+    pub async fn drop_table(&self, namespace: &str, table: &str, purge: bool) -> Result<String> {
+        let loaded = match purge {
+            true => Some(self.load_table(namespace, table).await?),
+            false => None,
+        };
+        let location = self.drop_table_entry(namespace, table)?;
+        if let Some(loaded) = loaded {
+            let files = crate::write::reachable_files(&loaded).await?;
+            let mut first_error = None;
+            for file in files {
+                if let Err(e) = self.io.delete(&file).await {
+                    first_error.get_or_insert(e);
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+        }
+        Ok(location)
+    }
+
+    /// Removes the catalog row of `namespace.table` only (no file is touched) and returns the
+    /// metadata file it pointed at. Synchronous: it is one SQLite statement.
+    pub fn drop_table_entry(&self, namespace: &str, table: &str) -> Result<String> {
+        let location = self.metadata_location(namespace, table)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "table {namespace}.{table} in catalog {}",
+                self.name
+            ))
+        })?;
+        let sql = format!(
+            "DELETE FROM iceberg_tables
+             WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3{}",
+            self.table_filter()
+        );
+        self.lock()
+            .execute(&sql, params![self.name, namespace, table])
+            .map_err(|e| self.db().error("dropping a table", e))?;
+        Ok(location)
     }
 
     /// The extra `WHERE` condition that keeps tables and drops views.

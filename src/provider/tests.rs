@@ -414,3 +414,40 @@ async fn a_scan_with_every_file_pruned_still_reports_its_planning() {
     );
     assert_eq!(plan_metric(&plan, "data_files_scanned"), Some(0), "{text}");
 }
+
+#[tokio::test]
+async fn a_provider_follows_commits_only_forward() {
+    let ctx = SessionContext::new();
+    let io = orders(&ctx).await.io().clone();
+    let dir = "file:///data/lake/wh1/db/orders/metadata";
+    let v1 = format!("{dir}/00001-5189159d-5812-48e1-8275-e7336a371f7b.metadata.json");
+    let v2 = format!("{dir}/00002-12fddab5-e74f-4436-9b0e-e263cc6ff7c0.metadata.json");
+    let first = Table::load_metadata_file(io.clone(), v1).await.unwrap();
+    let second = Table::load_metadata_file(io.clone(), v2).await.unwrap();
+    // 00002's metadata log names 00001.
+    assert!(is_later(&second, &first));
+    assert!(!is_later(&first, &second));
+    assert!(!is_later(&second, &second));
+    // Unrelated names: by sequence number (2 after 1).
+    let renamed = |t: &Table, name: &str| {
+        Table::from_parts(io.clone(), name.to_string(), Arc::clone(t.metadata()))
+    };
+    assert!(is_later(&renamed(&second, "b"), &renamed(&first, "a")));
+    assert!(!is_later(&renamed(&first, "a"), &renamed(&second, "b")));
+
+    let provider = IcebergTableProvider::try_new(first.clone(), SnapshotSelector::Current).unwrap();
+    let clone = provider.clone();
+    assert_eq!(provider.snapshot_id(), Some(FIRST));
+    advance(&provider.table, &second);
+    assert_eq!(provider.snapshot_id(), Some(SECOND));
+    // Clones share the state; an older commit arriving late does not move it back.
+    assert_eq!(clone.snapshot_id(), Some(SECOND));
+    advance(&provider.table, &first);
+    assert_eq!(provider.snapshot_id(), Some(SECOND));
+    assert_eq!(count_and_sum(&ctx, provider).await, (20, 210));
+    // A time-travel provider reads its snapshot whatever its table holds.
+    let fixed = IcebergTableProvider::try_new(first, SnapshotSelector::SnapshotId(FIRST)).unwrap();
+    advance(&fixed.table, &second);
+    assert_eq!(fixed.snapshot_id(), Some(FIRST));
+    assert_eq!(count_and_sum(&ctx, fixed).await, (10, 55));
+}

@@ -1,5 +1,24 @@
 //! `CREATE EXTERNAL TABLE ... STORED AS ICEBERG`: a DataFusion `TableProviderFactory` that opens
-//! an existing Iceberg table.
+//! an existing Iceberg table, or creates one.
+//!
+//! Without a column list the table at `LOCATION` (a table directory or metadata file) is
+//! opened. With a column list and no table at `LOCATION`, a table directory is created there
+//! (`metadata/v1.metadata.json` and `version-hint.text`, see [`TableCreation`]): DataFusion
+//! column types become Iceberg types ([`crate::write::arrow_to_iceberg_type`]; SQL `TIMESTAMP`
+//! is `timestamp`, `TIMESTAMP WITH TIME ZONE` `timestamptz`, microseconds before v3; DataFusion
+//! gives `TIMESTAMP WITH TIME ZONE` the session's `datafusion.execution.time_zone`, which is unset
+//! by default, so set it, e.g. `SET datafusion.execution.time_zone = '+00:00'`), `NOT NULL`
+//! columns are required, field ids are assigned as Java and PyIceberg assign them. A column
+//! list for a location that already holds a table is an error (the table brings its schema).
+//!
+//! ```sql
+//! CREATE EXTERNAL TABLE orders (order_id BIGINT NOT NULL, order_ts TIMESTAMP WITH TIME ZONE,
+//!   category VARCHAR, amount DECIMAL(10, 2))
+//! STORED AS ICEBERG LOCATION '/warehouse/db/orders'
+//! PARTITIONED BY (category)
+//! OPTIONS ('partitioning' 'day(order_ts), bucket(16, order_id)', 'format-version' '3',
+//!          'write.target-file-size-bytes' '134217728');
+//! ```
 //!
 //! | option | meaning |
 //! |---|---|
@@ -7,8 +26,12 @@
 //! | `snapshot-id` | read this snapshot (with its schema) instead of the current one |
 //! | `ref` | read a branch (current schema) or a tag (its snapshot's schema) by name |
 //! | `as-of-timestamp` | read the snapshot current at that instant (with its schema): epoch milliseconds or ISO-8601 (`2024-01-01 10:00:00`, no zone = UTC) |
+//! | `partitioning` | creating only: the partition spec as comma-separated terms, after the `PARTITIONED BY` columns: `col` / `identity(col)`, `bucket(N, col)`, `truncate(W, col)`, `year(col)`, `month(col)`, `day(col)`, `hour(col)`, `void(col)` ([`crate::write::parse_partition_term`]) |
+//! | `format-version` | creating only: 1, 2 (the default) or 3 |
+//! | any other key | creating only: a table property (`write.target-file-size-bytes`, `commit.retry.num-retries`, ...) |
 //!
-//! At most one of `snapshot-id`, `ref` and `as-of-timestamp` may be given.
+//! `PARTITIONED BY (col, ...)` partitions by identity of those columns. At most one of
+//! `snapshot-id`, `ref` and `as-of-timestamp` may be given.
 
 #[cfg(test)]
 mod tests;
@@ -20,12 +43,23 @@ use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::logical_expr::CreateExternalTable;
 
+use crate::catalog::file::locate_metadata;
 use crate::error::{Error, Result};
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
-use crate::spec::SnapshotSelector;
 use crate::spec::selection::parse_timestamp_ms;
+use crate::spec::{SnapshotSelector, Transform};
 use crate::table::Table;
+use crate::write::{TableCreation, WriteTarget};
+
+/// The options icefloe reads itself; every other option of a created table is a property.
+const OWN_OPTIONS: &[&str] = &[
+    "relocate",
+    "snapshot-id",
+    "ref",
+    "as-of-timestamp",
+    "partitioning",
+];
 
 /// Opens Iceberg tables named by `CREATE EXTERNAL TABLE ... STORED AS ICEBERG LOCATION '...'`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -49,12 +83,25 @@ impl TableProviderFactory for IcebergTableFactory {
         }
         let selector = selector(cmd)?;
         let io = FileIO::new(Arc::clone(state.runtime_env()), relocation);
-        let table = Table::load(io, location).await?;
-        let provider = IcebergTableProvider::try_new(table, selector)?;
-        if !cmd.schema.fields().is_empty() {
-            return Err(DataFusionError::Plan(
-                "an Iceberg table brings its own schema: leave the column list out".to_string(),
-            ));
+        let columns_given = !cmd.schema.fields().is_empty();
+        let table = match locate_metadata(&io, location).await {
+            Err(Error::NotFound { .. }) if columns_given => {
+                creation(cmd)?.create_at(&io, location).await?
+            }
+            Err(e) => return Err(e.into()),
+            Ok(_) if columns_given => {
+                return Err(DataFusionError::Plan(format!(
+                    "an Iceberg table brings its own schema: leave the column list out \
+                     (a table exists at {location})"
+                )));
+            }
+            Ok(_) => Table::load(io, location).await?,
+        };
+        let current = selector == SnapshotSelector::Current;
+        let mut provider = IcebergTableProvider::try_new(table, selector)?;
+        if current {
+            // INSERT INTO commits to the table directory (a chosen snapshot stays read-only).
+            provider = provider.with_write_target(WriteTarget::directory(location.as_str()));
         }
         Ok(Arc::new(provider))
     }
@@ -90,6 +137,23 @@ fn selector(cmd: &CreateExternalTable) -> Result<SnapshotSelector> {
             )))
         }
     }
+}
+
+/// The table a column list describes: its columns, `PARTITIONED BY` columns (identity), the
+/// `partitioning` option's terms, `format-version` and the other options as properties.
+fn creation(cmd: &CreateExternalTable) -> Result<TableCreation> {
+    let mut creation = TableCreation::from_arrow(Arc::new(cmd.schema.as_arrow().clone()));
+    for column in &cmd.table_partition_cols {
+        creation = creation.with_partition_field(column, Transform::Identity);
+    }
+    if let Some(terms) = option(cmd, "partitioning") {
+        creation = creation.with_partitioning(terms)?;
+    }
+    let properties = cmd.options.iter().filter_map(|(key, value)| {
+        let key = key.strip_prefix("format.").unwrap_or(key);
+        (!OWN_OPTIONS.contains(&key)).then(|| (key.to_string(), value.clone()))
+    });
+    Ok(creation.with_properties(properties))
 }
 
 /// An option given as `key` or `format.key` (DataFusion prefixes keys without a dot).

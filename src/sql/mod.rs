@@ -37,6 +37,11 @@
 //!   `"t$files" VERSION AS OF ...` for the per-snapshot ones.
 //! - [`IcebergScanFunction`], [`IcebergIncrementalFunction`] and [`IcebergMetadataFunction`]:
 //!   `iceberg_scan(...)`, `iceberg_incremental(...)` and `iceberg_metadata(...)`.
+//! - Creating tables: `CREATE EXTERNAL TABLE t (cols) STORED AS ICEBERG LOCATION '...'` creates a
+//!   table directory ([`IcebergTableFactory`] lists the options); in a SQLite catalog,
+//!   `CREATE SCHEMA ns`, `CREATE TABLE ns.t (cols) [TBLPROPERTIES (...)] [PARTITION BY (...)]`,
+//!   `CREATE TABLE ns.t ... AS SELECT ...` and `DROP TABLE ns.t [PURGE]` act on the catalog
+//!   when run through [`sql`] (see `catalog_ddl` below for why there).
 
 mod dialect;
 mod factory;
@@ -47,12 +52,29 @@ mod time_travel;
 #[cfg(test)]
 pub(crate) mod test_support;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::common::{not_impl_err, plan_datafusion_err};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::cast;
+use datafusion::common::{not_impl_err, plan_datafusion_err, plan_err};
 use datafusion::dataframe::DataFrame;
 use datafusion::error::Result as DFResult;
+use datafusion::execution::SessionState;
+use datafusion::logical_expr::{DdlStatement, LogicalPlan, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::Statement;
+use datafusion::sql::planner::object_name_to_table_reference;
+use datafusion::sql::sqlparser::ast::{
+    CreateTable, CreateTableOptions, Expr, ObjectName, ObjectType, SchemaName, SqlOption,
+    Statement as SqlStatement, Value,
+};
+
+use crate::catalog::{IcebergCatalogs, SqliteCatalog};
+use crate::commit::CommitTarget;
+use crate::table::Table;
+use crate::to_arrow::schema_to_arrow;
+use crate::write::{TableCreation, append_batches};
 
 pub use dialect::{IcebergDialect, parse_statements};
 pub use factory::IcebergTableFactory;
@@ -106,7 +128,19 @@ fn wrap_default_catalog(ctx: &SessionContext) {
 /// Runs one SQL statement like `SessionContext::sql`, parsed with the session's dialect
 /// (`datafusion.sql_parser.dialect`) wrapped in an [`IcebergDialect`], so that version clauses
 /// (`FOR SYSTEM_TIME AS OF`, `TIMESTAMP AS OF`, `VERSION AS OF <id or 'ref'>`) parse. DDL runs
-/// as with `SessionContext::sql`.
+/// as with `SessionContext::sql`, except `CREATE SCHEMA`, `CREATE TABLE` (also `AS SELECT`) and
+/// `DROP TABLE` on a namespace of an Iceberg catalog, which act on the catalog:
+///
+/// ```sql
+/// CREATE SCHEMA db;
+/// CREATE TABLE db.orders (order_id BIGINT NOT NULL, order_ts TIMESTAMP, amount DECIMAL(10, 2))
+///   TBLPROPERTIES ('format-version' = '3', 'write.target-file-size-bytes' = '134217728')
+///   PARTITION BY (day(order_ts), bucket(16, order_id));
+/// CREATE TABLE db.big PARTITION BY (day(order_ts)) AS SELECT * FROM db.orders WHERE amount > 100;
+/// DROP TABLE db.big PURGE;
+/// ```
+///
+/// (sqlparser reads `TBLPROPERTIES` / `WITH (...)` before `PARTITION BY`, so that order.)
 pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     let mut state = ctx.state();
     // Plans version clauses also in sessions without `register`: DataFusion's own planner would
@@ -119,8 +153,282 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     if !statements.is_empty() {
         return not_impl_err!("one SQL statement at a time");
     }
+    if let Some(frame) = catalog_ddl(ctx, &state, &statement).await? {
+        return Ok(frame);
+    }
     let plan = state.statement_to_plan(statement).await?;
     ctx.execute_logical_plan(plan).await
+}
+
+/// DDL on an Iceberg (SQLite) catalog, run here rather than by DataFusion.
+///
+/// DataFusion plans `CREATE TABLE` and CTAS as `CreateMemoryTable`: it rejects `PARTITION BY`
+/// and table properties, runs the query itself, and hands a finished `MemTable` to the
+/// synchronous `SchemaProvider::register_table`, where neither a partition spec nor async file
+/// writes fit. So [`sql`], which parses every statement itself already, recognises these
+/// statements when they name a namespace of a catalog registered with
+/// [`crate::catalog::register_catalog`] or [`crate::catalog::register_catalog_as_default`]
+/// (found through [`crate::catalog::IcebergCatalogs`]) and runs them against the catalog:
+///
+/// - `CREATE TABLE [IF NOT EXISTS] ns.t (cols) [PARTITION BY (terms)] [TBLPROPERTIES ('k' = 'v', ...)]`
+///   and `CREATE TABLE ns.t [PARTITION BY ...] [TBLPROPERTIES ...] AS SELECT ...`: DataFusion
+///   plans the statement without the two clauses (so column types and the query's schema are
+///   DataFusion's own), then the table is created in the catalog
+///   ([`crate::catalog::SqliteCatalog::create_table`]) and, for CTAS, the query's rows are
+///   appended in one commit ([`crate::write::append_batches`]; if that fails the new table is
+///   dropped again). `PARTITION BY` takes one term or a parenthesised list of terms
+///   (`day(order_ts)`, `bucket(16, id)`, `truncate(4, name)`, `col`, ...); `'format-version'`
+///   among the properties sets the format version (`WITH (...)` and `OPTIONS (...)` work as
+///   `TBLPROPERTIES`).
+/// - `DROP TABLE [IF EXISTS] ns.t [PURGE]`: the catalog entry goes; with `PURGE` also every file
+///   the table's metadata reaches.
+/// - `CREATE SCHEMA [IF NOT EXISTS] ns`: a namespace.
+///
+/// Other statements, and these on other catalogs or on schemas that are no namespace, go to
+/// DataFusion unchanged. Through `SessionContext::sql` (no interception) `DROP TABLE ns.t`
+/// still drops the catalog entry (`IcebergSchemaProvider::deregister_table`), while `CREATE
+/// TABLE` is refused with a message pointing here.
+async fn catalog_ddl(
+    ctx: &SessionContext,
+    state: &SessionState,
+    statement: &Statement,
+) -> DFResult<Option<DataFrame>> {
+    let Statement::Statement(inner) = statement else {
+        return Ok(None);
+    };
+    match inner.as_ref() {
+        SqlStatement::CreateTable(create) => {
+            let Some(target) = iceberg_target(state, &create.name)? else {
+                return Ok(None);
+            };
+            create_table(ctx, state, create, &target).await.map(Some)
+        }
+        SqlStatement::Drop {
+            object_type: ObjectType::Table,
+            if_exists,
+            names,
+            purge,
+            ..
+        } if names.len() == 1 => {
+            let Some(target) = iceberg_target(state, &names[0])? else {
+                return Ok(None);
+            };
+            let exists = target
+                .catalog
+                .metadata_location(&target.namespace, &target.table)?;
+            if exists.is_some() {
+                target
+                    .catalog
+                    .drop_table(&target.namespace, &target.table, *purge)
+                    .await?;
+            } else if !if_exists {
+                return plan_err!("table {}.{} does not exist", target.namespace, target.table);
+            }
+            Ok(Some(done(ctx)?))
+        }
+        SqlStatement::CreateSchema {
+            schema_name: SchemaName::Simple(name),
+            if_not_exists,
+            with,
+            options,
+            ..
+        } => {
+            let parts = normalized_parts(state, name);
+            let default_catalog = state.config().options().catalog.default_catalog.clone();
+            let (catalog_name, namespace) = match parts.as_slice() {
+                [ns] => (default_catalog, ns.clone()),
+                [catalog, ns] => (catalog.clone(), ns.clone()),
+                _ => return Ok(None),
+            };
+            let Some(catalog) = IcebergCatalogs::lookup(state, &catalog_name) else {
+                return Ok(None);
+            };
+            if catalog.namespace_exists(&namespace)? {
+                if *if_not_exists {
+                    return Ok(Some(done(ctx)?));
+                }
+                return plan_err!("namespace {namespace} already exists");
+            }
+            let props = with.iter().chain(options).flatten();
+            catalog.create_namespace(&namespace, &option_map(props))?;
+            Ok(Some(done(ctx)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A table name inside an Iceberg catalog's existing namespace.
+struct IcebergTarget {
+    catalog: Arc<SqliteCatalog>,
+    namespace: String,
+    table: String,
+}
+
+fn iceberg_target(state: &SessionState, name: &ObjectName) -> DFResult<Option<IcebergTarget>> {
+    let normalize = state
+        .config()
+        .options()
+        .sql_parser
+        .enable_ident_normalization;
+    let reference = object_name_to_table_reference(name.clone(), normalize)?;
+    let names = &state.config().options().catalog;
+    let resolved = reference.resolve(&names.default_catalog, &names.default_schema);
+    let Some(catalog) = IcebergCatalogs::lookup(state, &resolved.catalog) else {
+        return Ok(None);
+    };
+    if !catalog.namespace_exists(&resolved.schema)? {
+        return Ok(None);
+    }
+    Ok(Some(IcebergTarget {
+        catalog,
+        namespace: resolved.schema.to_string(),
+        table: resolved.table.to_string(),
+    }))
+}
+
+/// The parts of a name as DataFusion reads them (unquoted parts lower-cased by default).
+fn normalized_parts(state: &SessionState, name: &ObjectName) -> Vec<String> {
+    let normalize = state
+        .config()
+        .options()
+        .sql_parser
+        .enable_ident_normalization;
+    name.0
+        .iter()
+        .filter_map(|part| part.as_ident())
+        .map(|ident| match (normalize, ident.quote_style) {
+            (true, None) => ident.value.to_lowercase(),
+            _ => ident.value.clone(),
+        })
+        .collect()
+}
+
+/// `CREATE TABLE` / CTAS in an Iceberg catalog (see [`catalog_ddl`]).
+async fn create_table(
+    ctx: &SessionContext,
+    state: &SessionState,
+    create: &CreateTable,
+    target: &IcebergTarget,
+) -> DFResult<DataFrame> {
+    if create.or_replace {
+        return not_impl_err!("CREATE OR REPLACE of the Iceberg table {}", create.name);
+    }
+    let terms = create
+        .partition_by
+        .as_deref()
+        .map(partition_terms)
+        .unwrap_or_default();
+    let properties = match &create.table_options {
+        CreateTableOptions::With(o)
+        | CreateTableOptions::TableProperties(o)
+        | CreateTableOptions::Options(o) => option_map(o),
+        _ => BTreeMap::new(),
+    };
+    let mut plain = create.clone();
+    plain.partition_by = None;
+    plain.table_options = CreateTableOptions::None;
+    let plan = state
+        .statement_to_plan(Statement::Statement(Box::new(SqlStatement::CreateTable(
+            plain,
+        ))))
+        .await?;
+    let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(memory)) = plan else {
+        return not_impl_err!("CREATE TABLE {} planned as {}", create.name, plan.display());
+    };
+    let IcebergTarget {
+        catalog,
+        namespace,
+        table,
+    } = target;
+    if catalog.metadata_location(namespace, table)?.is_some() {
+        if memory.if_not_exists {
+            return done(ctx);
+        }
+        return plan_err!("table {namespace}.{table} already exists");
+    }
+    let mut creation = TableCreation::from_arrow(Arc::clone(memory.input.schema().inner()))
+        .with_properties(properties);
+    for term in &terms {
+        creation = creation.with_partitioning(term)?;
+    }
+    let created = catalog.create_table(namespace, table, &creation).await?;
+    if create.query.is_some() {
+        let input = DataFrame::new(state.clone(), memory.input.as_ref().clone());
+        if let Err(e) = append_query(catalog, namespace, table, &created, input).await {
+            let _ = catalog.drop_table(namespace, table, true).await;
+            return Err(e);
+        }
+    }
+    done(ctx)
+}
+
+/// Appends the rows of a CTAS query, cast to the table's Arrow schema, in one commit.
+async fn append_query(
+    catalog: &SqliteCatalog,
+    namespace: &str,
+    table: &str,
+    created: &Table,
+    input: DataFrame,
+) -> DFResult<()> {
+    let schema = Arc::new(schema_to_arrow(created.metadata().current_schema())?);
+    let mut batches = Vec::new();
+    for batch in input.collect().await? {
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        let columns = batch
+            .columns()
+            .iter()
+            .zip(schema.fields())
+            .map(|(column, field)| cast(column, field.data_type()))
+            .collect::<Result<Vec<_>, _>>()?;
+        batches.push(RecordBatch::try_new(Arc::clone(&schema), columns)?);
+    }
+    if batches.is_empty() {
+        return Ok(());
+    }
+    let target = CommitTarget::Catalog {
+        catalog,
+        namespace,
+        table,
+    };
+    append_batches(catalog.io(), target, &batches, "main").await?;
+    Ok(())
+}
+
+/// The terms of `PARTITION BY term` or `PARTITION BY (term, ...)`, as text.
+fn partition_terms(expr: &Expr) -> Vec<String> {
+    match expr {
+        Expr::Tuple(items) => items.iter().map(ToString::to_string).collect(),
+        Expr::Nested(inner) => vec![inner.to_string()],
+        other => vec![other.to_string()],
+    }
+}
+
+/// `key = value` options as strings (quoted keys and values unquoted).
+fn option_map<'a>(options: impl IntoIterator<Item = &'a SqlOption>) -> BTreeMap<String, String> {
+    options
+        .into_iter()
+        .filter_map(|option| match option {
+            SqlOption::KeyValue { key, value } => {
+                let value = match value {
+                    Expr::Value(v) => match &v.value {
+                        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    other => other.to_string(),
+                };
+                Some((key.value.clone(), value))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// What DDL answers: no columns, no rows.
+fn done(ctx: &SessionContext) -> DFResult<DataFrame> {
+    let plan = LogicalPlanBuilder::empty(false).build()?;
+    Ok(DataFrame::new(ctx.state(), plan))
 }
 
 /// Parses with the session's dialect plus table versioning. A separate function so the

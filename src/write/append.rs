@@ -1,6 +1,10 @@
 //! Appending Arrow batches to a table: rows split by the default partition spec, one Parquet
 //! file per partition (rolled at `write.target-file-size-bytes`), then one commit
 //! ([`crate::commit::append`]). The Rust form of `INSERT INTO`.
+//!
+//! [`AppendWriter`] is the streaming part: batches go in one at a time and only the open
+//! files' current row groups are held in memory. [`append_batches`] writes a slice of batches
+//! with it and commits.
 
 use std::collections::HashMap;
 
@@ -10,7 +14,7 @@ use super::{DataFileWriter, WriterOptions, split_by_partition};
 use crate::commit::{AppendFiles, CommitTarget, append};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
-use crate::spec::{DataFile, Literal, TableMetadata};
+use crate::spec::{DataFile, Literal, PartitionSpec, Schema, TableMetadata};
 use crate::table::Table;
 
 /// The table property bounding a data file's size.
@@ -19,9 +23,13 @@ pub const TARGET_FILE_SIZE_BYTES: &str = "write.target-file-size-bytes";
 /// Its default (Java's: 512 MiB).
 pub const TARGET_FILE_SIZE_DEFAULT: u64 = 512 * 1024 * 1024;
 
+/// How many partition files an [`AppendWriter`] keeps open at once by default.
+pub const MAX_OPEN_FILES_DEFAULT: usize = 64;
+
 /// Writes `batches` (in the table's current schema) as data files of the table `target`
 /// names, partitioned by its default spec, and commits them as one append to `branch`.
-/// Returns the committed table. A failure before the commit deletes the files written.
+/// Returns the committed table. A failure before or during the commit deletes the files
+/// written.
 pub async fn append_batches(
     io: &FileIO,
     target: CommitTarget<'_>,
@@ -29,16 +37,32 @@ pub async fn append_batches(
     branch: &str,
 ) -> Result<Table> {
     let base = load(io, &target).await?;
-    let files = write_files(io, &base, batches).await?;
+    let mut writer = AppendWriter::new(io, &base, base.current_schema())?;
+    for batch in batches {
+        if let Err(e) = writer.write(batch).await {
+            writer.abort().await;
+            return Err(e);
+        }
+    }
+    let files = writer.finish().await?;
+    commit_files(io, target, files, branch).await
+}
+
+/// Commits `files` (written by an [`AppendWriter`]) as one fast append to `branch`; when the
+/// commit fails, the files are deleted (best effort) and the error returned.
+pub async fn commit_files(
+    io: &FileIO,
+    target: CommitTarget<'_>,
+    files: Vec<(i32, DataFile)>,
+    branch: &str,
+) -> Result<Table> {
     let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
     let mut request = AppendFiles::new(files);
     request.branch = branch.to_string();
     match append(io, target, request).await {
         Ok(table) => Ok(table),
         Err(e) => {
-            for path in paths {
-                let _ = io.delete(&path).await;
-            }
+            delete_all(io, &paths).await;
             Err(e)
         }
     }
@@ -64,100 +88,229 @@ async fn load(io: &FileIO, target: &CommitTarget<'_>) -> Result<TableMetadata> {
     }
 }
 
-/// One writer per partition tuple, rolled when a file reaches the target size.
-async fn write_files(
-    io: &FileIO,
-    metadata: &TableMetadata,
-    batches: &[RecordBatch],
-) -> Result<Vec<(i32, DataFile)>> {
-    let schema = metadata.current_schema();
-    let spec = metadata
-        .default_partition_spec()
-        .ok_or_else(|| Error::corrupt("table metadata", "the default partition spec is missing"))?;
-    let properties: HashMap<String, String> = metadata
-        .properties
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let target_size = properties
-        .get(TARGET_FILE_SIZE_BYTES)
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(TARGET_FILE_SIZE_DEFAULT);
-    let mut open: Vec<(Vec<Option<Literal>>, DataFileWriter)> = Vec::new();
-    let mut done: Vec<(i32, DataFile)> = Vec::new();
-    let result: Result<()> = async {
-        for batch in batches {
-            for (tuple, rows) in split_by_partition(batch, spec, schema)? {
-                let index = match open.iter().position(|(t, _)| *t == tuple) {
-                    Some(i) => i,
-                    None => {
-                        let writer = new_writer(io, metadata, &tuple, &properties)?;
-                        open.push((tuple.clone(), writer));
-                        open.len() - 1
-                    }
-                };
-                open[index].1.write(&rows).await?;
-                if open[index].1.bytes_written() >= target_size {
-                    let (tuple, writer) = open.swap_remove(index);
-                    done.push(finish(spec.spec_id, tuple, writer).await?);
-                }
+/// One open data file: the partition tuple its rows share.
+struct OpenFile {
+    tuple: Vec<Option<Literal>>,
+    /// The file's location (its `file_path`).
+    location: String,
+    writer: DataFileWriter,
+    /// When it last received rows (a counter of [`AppendWriter::write`] calls).
+    last_used: u64,
+}
+
+/// Writes rows of a table as Parquet data files, one open file per partition tuple of the
+/// table's default spec, without committing them.
+///
+/// - A file is closed and a new one started for its partition once it reaches
+///   `write.target-file-size-bytes` (bytes written plus the buffered row group's estimate).
+/// - At most [`MAX_OPEN_FILES_DEFAULT`] files (see [`AppendWriter::with_max_open_files`]) are
+///   open at once, since each holds its current row group in memory. When rows arrive for
+///   another partition while that many are open, the least recently written file is closed
+///   (it becomes a complete data file); later rows of its partition go to a new file. Input
+///   clustered by partition therefore makes one file per partition; input cycling through
+///   more partitions than the limit makes more, smaller files.
+/// - [`AppendWriter::finish`] closes every file and returns them with their partition spec id,
+///   for [`crate::commit::append`]; [`AppendWriter::abort`] deletes whatever was written.
+///
+/// Batches must have the Arrow types of `schema` ([`crate::to_arrow::schema_to_arrow`]; field
+/// metadata and nullability may differ). Partition source columns are found by field id, else
+/// by position.
+pub struct AppendWriter {
+    io: FileIO,
+    table_location: String,
+    schema: Schema,
+    spec: PartitionSpec,
+    options: WriterOptions,
+    target_size: u64,
+    max_open: usize,
+    open: Vec<OpenFile>,
+    done: Vec<(i32, DataFile)>,
+    writes: u64,
+    rows: u64,
+}
+
+impl std::fmt::Debug for AppendWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppendWriter")
+            .field("table_location", &self.table_location)
+            .field("open", &self.open.len())
+            .field("done", &self.done.len())
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppendWriter {
+    /// A writer of data files for the table `metadata` describes (its location, default
+    /// partition spec and write properties), with the columns of `schema` (normally the
+    /// current schema). Bad write properties are [`Error::InvalidArgument`] /
+    /// [`Error::Unsupported`]; a missing default spec is [`Error::Corrupt`].
+    pub fn new(io: &FileIO, metadata: &TableMetadata, schema: &Schema) -> Result<Self> {
+        let spec = metadata.default_partition_spec().ok_or_else(|| {
+            Error::corrupt(
+                metadata.location.clone(),
+                "the default partition spec is missing",
+            )
+        })?;
+        let properties: HashMap<String, String> = metadata
+            .properties
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let target_size = match properties.get(TARGET_FILE_SIZE_BYTES) {
+            None => TARGET_FILE_SIZE_DEFAULT,
+            Some(v) => v.trim().parse::<u64>().map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "table {}: property {TARGET_FILE_SIZE_BYTES} '{v}' is not a number of bytes",
+                    metadata.location
+                ))
+            })?,
+        };
+        Ok(Self {
+            io: io.clone(),
+            table_location: metadata.location.trim_end_matches('/').to_string(),
+            schema: schema.clone(),
+            spec: spec.clone(),
+            options: WriterOptions::from_properties(&properties)?,
+            target_size,
+            max_open: MAX_OPEN_FILES_DEFAULT,
+            open: Vec::new(),
+            done: Vec::new(),
+            writes: 0,
+            rows: 0,
+        })
+    }
+
+    /// Keeps at most `n` (at least 1) files open at once (see the type's docs).
+    pub fn with_max_open_files(mut self, n: usize) -> Self {
+        self.max_open = n.max(1);
+        self
+    }
+
+    /// The rows written so far.
+    pub fn rows_written(&self) -> u64 {
+        self.rows
+    }
+
+    /// Writes a batch's rows into the files of their partitions. After an error, call
+    /// [`AppendWriter::abort`].
+    pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.writes += 1;
+        for (tuple, rows) in split_by_partition(batch, &self.spec, &self.schema)? {
+            let found = self.open.iter().position(|f| f.tuple == tuple);
+            let index = match found {
+                Some(i) => i,
+                None => self.open_file(tuple).await?,
+            };
+            let file = &mut self.open[index];
+            file.last_used = self.writes;
+            file.writer.write(&rows).await?;
+            self.rows += rows.num_rows() as u64;
+            if file.writer.bytes_written() >= self.target_size {
+                self.close_file(index).await?;
             }
         }
         Ok(())
     }
-    .await;
-    if let Err(e) = result {
-        for (_, writer) in open {
-            let _ = writer.abort().await;
+
+    /// Closes every open file and returns all the files written, each with its partition spec
+    /// id. On an error every file is deleted.
+    pub async fn finish(mut self) -> Result<Vec<(i32, DataFile)>> {
+        while !self.open.is_empty() {
+            if let Err(e) = self.close_file(self.open.len() - 1).await {
+                self.abort().await;
+                return Err(e);
+            }
         }
-        for (_, file) in &done {
-            let _ = io.delete(&file.file_path).await;
+        Ok(self.done)
+    }
+
+    /// Gives up: aborts the open files' uploads and deletes the files already closed (best
+    /// effort: a file left behind is unreferenced by any snapshot).
+    pub async fn abort(self) {
+        for file in self.open {
+            let _ = file.writer.abort().await;
         }
-        return Err(e);
+        let paths: Vec<String> = self.done.into_iter().map(|(_, f)| f.file_path).collect();
+        delete_all(&self.io, &paths).await;
     }
-    for (tuple, writer) in open {
-        done.push(finish(spec.spec_id, tuple, writer).await?);
+
+    /// Opens a file for `tuple`, first closing the least recently written one when the limit
+    /// is reached; returns its index.
+    async fn open_file(&mut self, tuple: Vec<Option<Literal>>) -> Result<usize> {
+        if self.open.len() >= self.max_open {
+            let oldest = self
+                .open
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, f)| f.last_used)
+                .map(|(i, _)| i);
+            if let Some(i) = oldest {
+                self.close_file(i).await?;
+            }
+        }
+        let (location, writer) = self.new_writer(&tuple)?;
+        self.open.push(OpenFile {
+            tuple,
+            location,
+            writer,
+            last_used: self.writes,
+        });
+        Ok(self.open.len() - 1)
     }
-    Ok(done)
+
+    fn new_writer(&self, tuple: &[Option<Literal>]) -> Result<(String, DataFileWriter)> {
+        let partition_path = match self.spec.is_unpartitioned() {
+            true => String::new(),
+            false => format!("{}/", self.spec.partition_path(&self.schema, tuple)?),
+        };
+        let location = format!(
+            "{}/data/{partition_path}{}.parquet",
+            self.table_location,
+            uuid::Uuid::new_v4()
+        );
+        let resolved = self.io.resolve(&location)?;
+        let writer = DataFileWriter::new(
+            resolved.store,
+            resolved.path,
+            location.clone(),
+            &self.schema,
+            self.options.clone(),
+        )?;
+        Ok((location, writer))
+    }
+
+    /// Closes the open file at `index` into `done`. A file that fails to close is deleted
+    /// (best effort).
+    async fn close_file(&mut self, index: usize) -> Result<()> {
+        let OpenFile {
+            tuple,
+            location,
+            writer,
+            ..
+        } = self.open.swap_remove(index);
+        match writer.close().await {
+            Ok(mut file) => {
+                file.partition = tuple;
+                self.done.push((self.spec.spec_id, file));
+                Ok(())
+            }
+            Err(e) => {
+                delete_all(&self.io, &[location]).await;
+                Err(e)
+            }
+        }
+    }
 }
 
-fn new_writer(
-    io: &FileIO,
-    metadata: &TableMetadata,
-    tuple: &[Option<Literal>],
-    properties: &HashMap<String, String>,
-) -> Result<DataFileWriter> {
-    let schema = metadata.current_schema();
-    let spec = metadata
-        .default_partition_spec()
-        .ok_or_else(|| Error::corrupt("table metadata", "the default partition spec is missing"))?;
-    let partition_path = match spec.is_unpartitioned() {
-        true => String::new(),
-        false => format!("{}/", spec.partition_path(schema, tuple)?),
-    };
-    let location = format!(
-        "{}/data/{partition_path}{}.parquet",
-        metadata.location.trim_end_matches('/'),
-        uuid::Uuid::new_v4()
-    );
-    let resolved = io.resolve(&location)?;
-    DataFileWriter::new(
-        resolved.store,
-        resolved.path,
-        location,
-        schema,
-        WriterOptions::from_properties(properties)?,
-    )
-}
-
-async fn finish(
-    spec_id: i32,
-    tuple: Vec<Option<Literal>>,
-    writer: DataFileWriter,
-) -> Result<(i32, DataFile)> {
-    let mut file = writer.close().await?;
-    file.partition = tuple;
-    Ok((spec_id, file))
+/// Deletes files (best effort: files no snapshot references are harmless).
+async fn delete_all(io: &FileIO, paths: &[String]) {
+    for path in paths {
+        let _ = io.delete(path).await;
+    }
 }
 
 #[cfg(test)]

@@ -165,3 +165,134 @@ async fn small_target_file_sizes_roll_files() {
     let got = query(&location, "SELECT count(*) AS n, sum(id) AS s FROM t").await;
     assert!(got.contains("| 4 | 18 |"), "{got}");
 }
+
+/// The `.parquet` files under `dir`, recursively.
+fn parquet_files(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .map(|p| match p.is_dir() {
+            true => parquet_files(&p),
+            false => usize::from(p.extension().is_some_and(|e| e == "parquet")),
+        })
+        .sum()
+}
+
+#[tokio::test]
+async fn beyond_the_open_file_limit_the_least_recently_written_file_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path(), "");
+    let io = FileIO::default();
+    let table = Table::load(io.clone(), &location).await.unwrap();
+    let m = table.metadata();
+    // Days 0, 1, 0, 2, 1: ids 0, 1, 3, 2, 7 (day = id % 3).
+    let batches: Vec<RecordBatch> = [0, 1, 3, 2, 7]
+        .iter()
+        .map(|i| batch(&location, &[*i]))
+        .collect();
+
+    let mut writer = AppendWriter::new(&io, m, m.current_schema()).unwrap();
+    for b in &batches {
+        writer.write(b).await.unwrap();
+    }
+    assert_eq!(writer.rows_written(), 5);
+    // Unbounded enough: one file per day.
+    assert_eq!(writer.finish().await.unwrap().len(), 3);
+
+    let mut writer = AppendWriter::new(&io, m, m.current_schema())
+        .unwrap()
+        .with_max_open_files(2);
+    for b in &batches {
+        writer.write(b).await.unwrap();
+    }
+    let files = writer.finish().await.unwrap();
+    // Day 2 arrives with days 0 and 1 open: day 1 (written least recently) is closed with
+    // its one row; day 1's second row then closes day 0 (now least recent, two rows) and
+    // opens a second day-1 file.
+    let mut counts: Vec<(String, i64)> = files
+        .iter()
+        .map(|(_, f)| (format!("{:?}", f.partition), f.record_count))
+        .collect();
+    counts.sort();
+    let day = |d: i32| format!("{:?}", vec![Some(Literal::Date(d))]);
+    let mut expected = vec![(day(0), 2), (day(1), 1), (day(1), 1), (day(2), 1)];
+    expected.sort();
+    assert_eq!(counts, expected);
+
+    let mut writer = AppendWriter::new(&io, m, m.current_schema())
+        .unwrap()
+        .with_max_open_files(1);
+    for b in &batches {
+        writer.write(b).await.unwrap();
+    }
+    // One open file: every change of day closes the previous file.
+    let files = writer.finish().await.unwrap();
+    assert_eq!(files.len(), 5);
+    assert!(
+        files
+            .iter()
+            .all(|(spec, f)| *spec == 0 && f.record_count == 1)
+    );
+    // Nothing was committed: the writer only wrote files (3 + 4 + 5).
+    assert_eq!(parquet_files(&dir.path().join("data")), 12);
+    assert!(
+        Table::load(io.clone(), &location)
+            .await
+            .unwrap()
+            .metadata()
+            .snapshots
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn abort_and_a_failed_commit_delete_the_files_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path(), r#""write.target-file-size-bytes": "1""#);
+    let io = FileIO::default();
+    let table = Table::load(io.clone(), &location).await.unwrap();
+    let m = table.metadata();
+
+    let mut writer = AppendWriter::new(&io, m, m.current_schema()).unwrap();
+    writer.write(&batch(&location, &[0, 1, 2])).await.unwrap();
+    writer.write(&batch(&location, &[3])).await.unwrap();
+    assert_eq!(parquet_files(&dir.path().join("data")), 4);
+    writer.abort().await;
+    assert_eq!(parquet_files(&dir.path().join("data")), 0);
+
+    // A commit that fails (a partition spec the table does not have) deletes its files.
+    let mut writer = AppendWriter::new(&io, m, m.current_schema()).unwrap();
+    writer.write(&batch(&location, &[0, 1])).await.unwrap();
+    let files: Vec<(i32, DataFile)> = writer
+        .finish()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, f)| (99, f))
+        .collect();
+    assert_eq!(parquet_files(&dir.path().join("data")), 2);
+    let target = CommitTarget::Directory {
+        location: &location,
+    };
+    let err = commit_files(&io, target, files, "main").await.unwrap_err();
+    assert!(err.to_string().contains("partition spec 99"), "{err}");
+    assert_eq!(parquet_files(&dir.path().join("data")), 0);
+    let reloaded = Table::load(io, &location).await.unwrap();
+    assert!(reloaded.metadata().snapshots.is_empty());
+}
+
+#[tokio::test]
+async fn a_bad_target_file_size_is_an_error_naming_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path(), r#""write.target-file-size-bytes": "big""#);
+    let table = Table::load(FileIO::default(), &location).await.unwrap();
+    let m = table.metadata();
+    let err = AppendWriter::new(&FileIO::default(), m, m.current_schema()).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains(TARGET_FILE_SIZE_BYTES) && message.contains(&location),
+        "{message}"
+    );
+}

@@ -4,21 +4,35 @@
 //! - [`DataFileWriter`] writes Arrow batches to one Parquet file and returns its
 //!   [`DataFile`](crate::spec::DataFile) with the spec's column metrics.
 //! - [`split_by_partition`] groups a batch's rows by their partition tuple under a spec.
+//! - [`AppendWriter`] streams batches into rolled data files, one open file per partition.
+//! - [`TableCreation`] builds a new table's first metadata (fresh field ids, partition spec,
+//!   sort order, properties, format version) and writes it; [`reachable_files`] lists what a
+//!   table's metadata reaches (for `DROP TABLE ... PURGE`).
+//! - [`IcebergSink`] is the DataFusion `DataSink` behind `INSERT INTO` (one fast append).
 
 mod append;
 mod bounds;
 #[cfg(test)]
 mod bounds_tests;
+mod create;
 mod data_file;
 #[cfg(test)]
 mod data_file_tests;
 mod fanout;
 #[cfg(test)]
 mod fanout_tests;
+mod sink;
 
+pub(crate) use create::metadata_bytes;
+pub use create::{
+    FORMAT_VERSION_PROPERTY, TableCreation, arrow_to_iceberg_type, assign_fresh_ids,
+    parse_partition_term, reachable_files, split_terms,
+};
+pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files};
 pub use append::{TARGET_FILE_SIZE_BYTES, TARGET_FILE_SIZE_DEFAULT, append_batches};
 pub use data_file::{
     COMPRESSION_CODEC, COMPRESSION_LEVEL, DataFileWriter, METRICS_DEFAULT, PAGE_SIZE_BYTES,
     ROW_GROUP_SIZE_BYTES, WriterOptions,
 };
 pub use fanout::split_by_partition;
+pub use sink::{IcebergSink, OnCommit, WriteTarget};

@@ -1,0 +1,782 @@
+//! Creating tables (spec: "Table Metadata", "Partitioning", "Sorting"): [`TableCreation`]
+//! builds the first metadata file of a new table and writes it.
+//!
+//! Field ids are assigned the way Iceberg Java (`TypeUtil.assignFreshIds`) and PyIceberg
+//! (`assign_fresh_schema_ids`) assign them: counting from 1, the fields of a struct get their
+//! ids first, in order, and only then are their nested types visited, one field after the other
+//! (a list's element id, a map's key then value id, before the element's or value's own
+//! children). So `id long, point struct<x, y>, tags list<string>, name string` is numbered
+//! `id`=1, `point`=2, `tags`=3, `name`=4, `x`=5, `y`=6, `tags.element`=7.
+//!
+//! Partition fields get ids from 1000 and Java's names: the source name for `identity`,
+//! `<source>_bucket`, `<source>_trunc`, `<source>_year`, `_month`, `_day`, `_hour`, and
+//! `<source>_null` for `void`. Partition terms parse from text ([`parse_partition_term`]):
+//!
+//! | term | transform |
+//! |---|---|
+//! | `x`, `identity(x)` | identity |
+//! | `bucket(16, x)` | `bucket[16]` |
+//! | `truncate(4, x)` | `truncate[4]` |
+//! | `year(x)`, `month(x)`, `day(x)`, `hour(x)` (also Spark's `years`, `months`, `days`, `hours`) | year, month, day, hour |
+//! | `void(x)` | void |
+//!
+//! The metadata follows the spec for each format version: a fresh `table-uuid`,
+//! `last-column-id` the highest field id, `last-partition-id` the highest partition field id
+//! (999 when unpartitioned), sort order 0 (unsorted) unless a sort order is given (then its id
+//! is 1), no snapshots and no refs, `current-snapshot-id` -1, and in v3 `next-row-id` 0.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, TimeUnit};
+
+use crate::catalog::file::locate_metadata;
+use crate::error::{Error, Result};
+use crate::io::FileIO;
+use crate::scan::{read_manifest, read_manifest_list};
+use crate::spec::partition::PARTITION_DATA_ID_START;
+use crate::spec::sort::{NullOrder, SortDirection};
+use crate::spec::{
+    FormatVersion, ListType, MapType, NestedField, PartitionField, PartitionSpec, PrimitiveType,
+    Schema, SortField, SortOrder, StructType, TableMetadata, Transform, Type,
+};
+use crate::table::Table;
+use crate::to_arrow::EXTENSION_NAME_KEY;
+
+/// The table property that sets the format version at creation (as in Java and Spark).
+pub const FORMAT_VERSION_PROPERTY: &str = "format-version";
+
+/// What a new table is made of: a schema, a partition spec, a sort order, properties and a
+/// format version (2 unless asked otherwise).
+///
+/// ```no_run
+/// # async fn example() -> icefloe::Result<()> {
+/// use icefloe::FileIO;
+/// use icefloe::spec::{NestedField, PrimitiveType, Schema};
+/// use icefloe::write::TableCreation;
+///
+/// let schema = Schema::new(0, vec![
+///     NestedField::required(1, "id", PrimitiveType::Long),
+///     NestedField::optional(2, "order_ts", PrimitiveType::Timestamptz),
+/// ]);
+/// let table = TableCreation::new(schema)
+///     .with_partitioning("day(order_ts), bucket(16, id)")?
+///     .with_property("write.target-file-size-bytes", "134217728")
+///     .create_at(&FileIO::default(), "/warehouse/db/orders")
+///     .await?;
+/// println!("{}", table.metadata_location());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct TableCreation {
+    schema: SchemaSource,
+    partitioning: Vec<(String, Transform)>,
+    sort: Vec<(String, Transform, SortDirection, NullOrder)>,
+    properties: BTreeMap<String, String>,
+    format_version: FormatVersion,
+}
+
+/// Where the schema comes from; ids are assigned afresh either way.
+#[derive(Debug, Clone)]
+enum SchemaSource {
+    Iceberg(Schema),
+    Arrow(Arc<ArrowSchema>),
+}
+
+impl TableCreation {
+    /// A table of `schema`; its field ids are replaced by fresh ones (see the module docs),
+    /// identifier fields follow their fields.
+    pub fn new(schema: Schema) -> Self {
+        Self::with_source(SchemaSource::Iceberg(schema))
+    }
+
+    /// A table whose schema is an Arrow schema: non-nullable fields become required, types map
+    /// as [`arrow_to_iceberg_type`] says (checked when the metadata is built).
+    pub fn from_arrow(schema: Arc<ArrowSchema>) -> Self {
+        Self::with_source(SchemaSource::Arrow(schema))
+    }
+
+    fn with_source(schema: SchemaSource) -> Self {
+        Self {
+            schema,
+            partitioning: Vec::new(),
+            sort: Vec::new(),
+            properties: BTreeMap::new(),
+            format_version: FormatVersion::V2,
+        }
+    }
+
+    /// Adds one partition field: `transform` of the column `source` (a top-level name, or a
+    /// dotted path into structs).
+    pub fn with_partition_field(mut self, source: impl Into<String>, transform: Transform) -> Self {
+        self.partitioning.push((source.into(), transform));
+        self
+    }
+
+    /// Adds the partition fields of a comma-separated list of terms (`day(ts), bucket(16, id)`;
+    /// see [`parse_partition_term`]).
+    pub fn with_partitioning(mut self, terms: &str) -> Result<Self> {
+        for term in split_terms(terms) {
+            self.partitioning.push(parse_partition_term(term)?);
+        }
+        Ok(self)
+    }
+
+    /// Adds a sort field: `transform` of `source`, in `direction`, nulls where `null_order` says.
+    pub fn with_sort_field(
+        mut self,
+        source: impl Into<String>,
+        transform: Transform,
+        direction: SortDirection,
+        null_order: NullOrder,
+    ) -> Self {
+        self.sort
+            .push((source.into(), transform, direction, null_order));
+        self
+    }
+
+    /// Sets a table property. `format-version` is not stored: it sets the format version.
+    pub fn with_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.properties.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets table properties (see [`Self::with_property`]).
+    pub fn with_properties<K: Into<String>, V: Into<String>>(
+        mut self,
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        for (k, v) in properties {
+            self.properties.insert(k.into(), v.into());
+        }
+        self
+    }
+
+    /// Sets the format version (default 2).
+    pub fn with_format_version(mut self, version: FormatVersion) -> Self {
+        self.format_version = version;
+        self
+    }
+
+    /// The format version the table will have: the `format-version` property when set, else
+    /// [`Self::with_format_version`]'s.
+    pub fn format_version(&self) -> Result<FormatVersion> {
+        match self.properties.get(FORMAT_VERSION_PROPERTY) {
+            None => Ok(self.format_version),
+            Some(v) => {
+                let n = v.trim().parse::<i64>().map_err(|_| {
+                    Error::InvalidArgument(format!("format-version '{v}' is not 1, 2 or 3"))
+                })?;
+                FormatVersion::try_from(n)
+            }
+        }
+    }
+
+    /// The first metadata of the table at `location` (pure: nothing is written).
+    ///
+    /// Errors ([`Error::InvalidArgument`] / [`Error::Unsupported`]): a partition or sort term
+    /// naming no column, a transform the column's type does not allow, two partition fields of
+    /// the same name or the same transform of one column, an Arrow type with no Iceberg
+    /// counterpart, a v3 type in a v1 or v2 table.
+    pub fn metadata(&self, location: &str) -> Result<TableMetadata> {
+        let format_version = self.format_version()?;
+        let schema = self.fresh_schema(format_version)?;
+        check_types_allowed(&schema, format_version)?;
+        let spec = self.partition_spec(&schema)?;
+        let sort_order = self.sort_order(&schema)?;
+        let mut properties = self.properties.clone();
+        properties.remove(FORMAT_VERSION_PROPERTY);
+        Ok(TableMetadata {
+            format_version,
+            table_uuid: Some(uuid::Uuid::new_v4().to_string()),
+            location: location.trim_end_matches('/').to_string(),
+            last_sequence_number: 0,
+            last_updated_ms: now_ms(),
+            last_column_id: schema.highest_field_id(),
+            current_schema_id: schema.schema_id,
+            schemas: vec![schema],
+            default_spec_id: spec.spec_id,
+            last_partition_id: spec
+                .highest_field_id()
+                .unwrap_or(PARTITION_DATA_ID_START - 1),
+            partition_specs: vec![spec],
+            properties,
+            current_snapshot_id: None,
+            snapshots: Vec::new(),
+            snapshot_log: Vec::new(),
+            metadata_log: Vec::new(),
+            default_sort_order_id: sort_order.order_id,
+            sort_orders: vec![sort_order],
+            refs: BTreeMap::new(),
+            statistics: Vec::new(),
+            partition_statistics: Vec::new(),
+            next_row_id: (format_version >= FormatVersion::V3).then_some(0),
+            unknown_fields: serde_json::Map::new(),
+        })
+    }
+
+    /// Creates the table as a table directory at `location`: writes
+    /// `<location>/metadata/v1.metadata.json` (create-if-absent) and `version-hint.text`.
+    ///
+    /// Errors: [`Error::InvalidArgument`] naming the location when a table already exists
+    /// there (any metadata file found, or `v1.metadata.json` taken by a concurrent creator);
+    /// nothing is overwritten. The errors of [`Self::metadata`] otherwise.
+    ///
+    /// A relative local path is made absolute (against the working directory) before it is
+    /// written into the metadata.
+    pub async fn create_at(&self, io: &FileIO, location: &str) -> Result<Table> {
+        let location = absolute_location(location)?;
+        let location = location.trim_end_matches('/');
+        if location.ends_with(".metadata.json") {
+            return Err(Error::InvalidArgument(format!(
+                "cannot create a table at {location}: a table location is a directory"
+            )));
+        }
+        match locate_metadata(io, location).await {
+            Ok(existing) => return Err(already_exists(location, &existing)),
+            Err(Error::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let metadata = self.metadata(location)?;
+        let path = format!("{location}/metadata/v1.metadata.json");
+        if !io
+            .write_new(&path, metadata_bytes(&metadata, &path)?)
+            .await?
+        {
+            return Err(already_exists(location, &path));
+        }
+        let hint = format!("{location}/metadata/version-hint.text");
+        io.write(&hint, Bytes::from_static(b"1")).await?;
+        Ok(Table::from_parts(io.clone(), path, Arc::new(metadata)))
+    }
+
+    /// The schema with fresh ids, schema id 0.
+    fn fresh_schema(&self, version: FormatVersion) -> Result<Schema> {
+        let (fields, identifiers) = match &self.schema {
+            SchemaSource::Iceberg(schema) => {
+                let names: Vec<String> = schema
+                    .identifier_field_ids
+                    .iter()
+                    .filter_map(|id| schema.field_by_id(*id).map(|f| f.name.clone()))
+                    .collect();
+                let fields = schema.columns().iter().map(|f| (**f).clone()).collect();
+                (fields, names)
+            }
+            SchemaSource::Arrow(arrow) => {
+                let fields = arrow
+                    .fields()
+                    .iter()
+                    .map(|f| arrow_field(f, version, f.name()))
+                    .collect::<Result<Vec<_>>>()?;
+                (fields, Vec::new())
+            }
+        };
+        let mut next = 0;
+        let fresh = assign_fresh_ids(&fields, &mut next);
+        let identifier_field_ids = identifiers
+            .iter()
+            .filter_map(|name| fresh.iter().find(|f| &f.name == name).map(|f| f.id))
+            .collect();
+        Ok(Schema::from_struct(
+            0,
+            identifier_field_ids,
+            StructType::new(fresh),
+        ))
+    }
+
+    fn partition_spec(&self, schema: &Schema) -> Result<PartitionSpec> {
+        let mut fields: Vec<PartitionField> = Vec::new();
+        for (i, (source, transform)) in self.partitioning.iter().enumerate() {
+            let field = resolve_source(schema, source, transform, "partition")?;
+            let name = partition_name(source, transform);
+            let clashes_with_column = schema.field_by_name(&name).is_some()
+                && !(*transform == Transform::Identity && name == *source);
+            if clashes_with_column || fields.iter().any(|f| f.name == name) {
+                return Err(Error::InvalidArgument(format!(
+                    "partition field name '{name}' is already used by a column or partition field"
+                )));
+            }
+            if let Some(other) = fields
+                .iter()
+                .find(|f| f.source_id == field.id && same_kind(&f.transform, transform))
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "partition term {transform}({source}) is redundant with '{}' ({})",
+                    other.name, other.transform
+                )));
+            }
+            let offset = i32::try_from(i).unwrap_or(i32::MAX);
+            fields.push(PartitionField {
+                source_id: field.id,
+                field_id: PARTITION_DATA_ID_START.saturating_add(offset),
+                name,
+                transform: transform.clone(),
+            });
+        }
+        Ok(PartitionSpec { spec_id: 0, fields })
+    }
+
+    fn sort_order(&self, schema: &Schema) -> Result<SortOrder> {
+        if self.sort.is_empty() {
+            return Ok(SortOrder::unsorted());
+        }
+        let fields = self
+            .sort
+            .iter()
+            .map(|(source, transform, direction, null_order)| {
+                let field = resolve_source(schema, source, transform, "sort")?;
+                Ok(SortField {
+                    source_id: field.id,
+                    transform: transform.clone(),
+                    direction: *direction,
+                    null_order: *null_order,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SortOrder {
+            order_id: 1,
+            fields,
+        })
+    }
+}
+
+/// The JSON bytes of `metadata`, for the file `path`.
+pub(crate) fn metadata_bytes(metadata: &TableMetadata, path: &str) -> Result<Bytes> {
+    serde_json::to_vec_pretty(&metadata.to_json())
+        .map(Bytes::from)
+        .map_err(|e| Error::InvalidArgument(format!("metadata of {path} is not serializable: {e}")))
+}
+
+/// Every file a table's metadata reaches: the current metadata file and those of the
+/// metadata log, each snapshot's manifest list (or v1 embedded manifests), every manifest and
+/// every data and delete file they list (live or deleted entries), and the statistics files.
+/// Found from the metadata alone, never by listing directories, so files of other tables or
+/// other writers under the same location are never included.
+pub async fn reachable_files(table: &Table) -> Result<BTreeSet<String>> {
+    let io = table.io();
+    let metadata = table.metadata();
+    let mut files = BTreeSet::from([table.metadata_location().to_string()]);
+    files.extend(
+        metadata
+            .metadata_log
+            .iter()
+            .map(|e| e.metadata_file.clone()),
+    );
+    files.extend(
+        metadata
+            .statistics
+            .iter()
+            .map(|s| s.statistics_path.clone()),
+    );
+    files.extend(
+        metadata
+            .partition_statistics
+            .iter()
+            .map(|s| s.statistics_path.clone()),
+    );
+    let mut manifests = BTreeMap::new();
+    for snapshot in &metadata.snapshots {
+        files.extend(snapshot.manifest_list.clone());
+        for manifest in read_manifest_list(io, metadata, snapshot).await? {
+            manifests.insert(manifest.manifest_path.clone(), manifest);
+        }
+    }
+    for (path, manifest) in manifests {
+        for entry in read_manifest(io, metadata, &manifest).await?.entries {
+            files.insert(entry.data_file.file_path);
+        }
+        files.insert(path);
+    }
+    Ok(files)
+}
+
+/// `location` with a relative local path made absolute.
+fn absolute_location(location: &str) -> Result<String> {
+    if location.contains("://") || location.starts_with('/') {
+        return Ok(location.to_string());
+    }
+    std::path::absolute(location)
+        .map(|p| p.display().to_string())
+        .map_err(|e| Error::InvalidArgument(format!("location '{location}': {e}")))
+}
+
+fn already_exists(location: &str, metadata_file: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "table {location} already exists (metadata file {metadata_file}); it is never overwritten"
+    ))
+}
+
+/// Java and Spark reject a second time-based transform of one column (year and day of `ts`)
+/// and any transform repeated on a column.
+fn same_kind(a: &Transform, b: &Transform) -> bool {
+    let temporal = |t: &Transform| {
+        matches!(
+            t,
+            Transform::Year | Transform::Month | Transform::Day | Transform::Hour
+        )
+    };
+    a == b || (temporal(a) && temporal(b))
+}
+
+/// The field a partition or sort term names, checked against its transform.
+fn resolve_source<'a>(
+    schema: &'a Schema,
+    source: &str,
+    transform: &Transform,
+    what: &str,
+) -> Result<&'a Arc<NestedField>> {
+    let mut fields = &schema.fields;
+    let mut found = None;
+    for part in source.split('.') {
+        let field = fields.field_by_name(part).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{what} term {transform}({source}): no column '{source}' in the schema"
+            ))
+        })?;
+        if let Type::Struct(s) = &field.field_type {
+            fields = s;
+        }
+        found = Some(field);
+    }
+    let field = found.ok_or_else(|| {
+        Error::InvalidArgument(format!("{what} term {transform}(): no column named"))
+    })?;
+    let Type::Primitive(p) = &field.field_type else {
+        return Err(Error::InvalidArgument(format!(
+            "{what} term {transform}({source}): column '{source}' has nested type {}",
+            field.field_type
+        )));
+    };
+    if matches!(transform, Transform::Unknown(_)) || !transform.can_transform(p) {
+        return Err(Error::InvalidArgument(format!(
+            "{what} term {transform}({source}): transform {transform} is not valid for column '{source}' of type {p}"
+        )));
+    }
+    schema.field_by_id(field.id).ok_or_else(|| {
+        Error::InvalidArgument(format!("{what} term {transform}({source}): no column"))
+    })
+}
+
+/// Java's partition field name for a transform of `source`.
+fn partition_name(source: &str, transform: &Transform) -> String {
+    match transform {
+        Transform::Identity => source.to_string(),
+        Transform::Bucket(_) => format!("{source}_bucket"),
+        Transform::Truncate(_) => format!("{source}_trunc"),
+        Transform::Year => format!("{source}_year"),
+        Transform::Month => format!("{source}_month"),
+        Transform::Day => format!("{source}_day"),
+        Transform::Hour => format!("{source}_hour"),
+        Transform::Void => format!("{source}_null"),
+        Transform::Unknown(name) => format!("{source}_{name}"),
+    }
+}
+
+/// Splits `a, bucket(16, b), c` at the commas outside parentheses; empty terms are dropped.
+pub fn split_terms(terms: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in terms.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(terms[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(terms[start..].trim());
+    out.retain(|t| !t.is_empty());
+    out
+}
+
+/// Parses one partition term: `col`, `identity(col)`, `bucket(N, col)`, `truncate(W, col)`,
+/// `year(col)`, `month(col)`, `day(col)`, `hour(col)` (or `years`, `months`, `days`, `hours`),
+/// `void(col)`. Names are case-insensitive; a column may be quoted with `"` or backticks.
+///
+/// Errors: [`Error::InvalidArgument`] naming the term for an unknown transform, a missing or
+/// non-positive count or width, or a malformed term.
+pub fn parse_partition_term(term: &str) -> Result<(String, Transform)> {
+    let bad = |why: &str| Error::InvalidArgument(format!("partition term '{term}': {why}"));
+    let t = term.trim();
+    let Some(open) = t.find('(') else {
+        let column = unquote(t);
+        if column.is_empty() || column.contains([' ', ')', ',']) {
+            return Err(bad("expected a column name or transform(column)"));
+        }
+        return Ok((column, Transform::Identity));
+    };
+    let inner = t[open + 1..]
+        .strip_suffix(')')
+        .ok_or_else(|| bad("missing ')'"))?;
+    let name = t[..open].trim().to_ascii_lowercase();
+    let args: Vec<&str> = inner.split(',').map(str::trim).collect();
+    let width = |n: &str| -> Result<u32> {
+        match n.parse::<i32>() {
+            Ok(n) if n > 0 => Ok(n.unsigned_abs()),
+            _ => Err(bad(&format!("'{n}' is not a positive integer"))),
+        }
+    };
+    let (transform, column) = match (name.as_str(), args.as_slice()) {
+        ("identity", [c]) => (Transform::Identity, *c),
+        ("year" | "years", [c]) => (Transform::Year, *c),
+        ("month" | "months", [c]) => (Transform::Month, *c),
+        ("day" | "days", [c]) => (Transform::Day, *c),
+        ("hour" | "hours", [c]) => (Transform::Hour, *c),
+        ("void", [c]) => (Transform::Void, *c),
+        ("bucket", [n, c]) => (Transform::Bucket(width(n)?), *c),
+        ("truncate", [w, c]) => (Transform::Truncate(width(w)?), *c),
+        ("bucket" | "truncate", _) => return Err(bad(&format!("{name} takes (N, column)"))),
+        (
+            "identity" | "year" | "years" | "month" | "months" | "day" | "days" | "hour" | "hours"
+            | "void",
+            _,
+        ) => return Err(bad(&format!("{name} takes one column"))),
+        _ => return Err(bad(&format!("unknown transform '{name}'"))),
+    };
+    let column = unquote(column);
+    if column.is_empty() {
+        return Err(bad("no column named"));
+    }
+    Ok((column, transform))
+}
+
+fn unquote(s: &str) -> String {
+    let s = s.trim();
+    for q in ['"', '`'] {
+        if let Some(inner) = s.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return inner.to_string();
+        }
+    }
+    s.to_string()
+}
+
+/// Renumbers `fields` (and everything under them) with fresh ids: a struct's fields first, then
+/// their nested types in order (Java `AssignFreshIds`, PyIceberg `_SetFreshIDs`). `next` is the
+/// last id used.
+pub fn assign_fresh_ids(fields: &[NestedField], next: &mut i32) -> Vec<NestedField> {
+    let ids: Vec<i32> = fields
+        .iter()
+        .map(|_| {
+            *next += 1;
+            *next
+        })
+        .collect();
+    fields
+        .iter()
+        .zip(ids)
+        .map(|(f, id)| NestedField {
+            id,
+            field_type: fresh_type(&f.field_type, next),
+            ..f.clone()
+        })
+        .collect()
+}
+
+fn fresh_type(t: &Type, next: &mut i32) -> Type {
+    match t {
+        Type::Primitive(_) => t.clone(),
+        Type::Struct(s) => {
+            let fields: Vec<NestedField> = s.fields.iter().map(|f| (**f).clone()).collect();
+            Type::Struct(StructType::new(assign_fresh_ids(&fields, next)))
+        }
+        Type::List(l) => {
+            *next += 1;
+            let element = NestedField {
+                id: *next,
+                field_type: fresh_type(&l.element_field.field_type, next),
+                ..(*l.element_field).clone()
+            };
+            Type::List(ListType {
+                element_field: Arc::new(element),
+            })
+        }
+        Type::Map(m) => {
+            let key_id = *next + 1;
+            let value_id = *next + 2;
+            *next += 2;
+            let key = NestedField {
+                id: key_id,
+                field_type: fresh_type(&m.key_field.field_type, next),
+                ..(*m.key_field).clone()
+            };
+            let value = NestedField {
+                id: value_id,
+                field_type: fresh_type(&m.value_field.field_type, next),
+                ..(*m.value_field).clone()
+            };
+            Type::Map(MapType {
+                key_field: Arc::new(key),
+                value_field: Arc::new(value),
+            })
+        }
+    }
+}
+
+/// Rejects the types (and defaults) a format version does not have: `timestamp_ns`,
+/// `timestamptz_ns`, `variant`, `geometry`, ... and `initial-default` need v3.
+fn check_types_allowed(schema: &Schema, version: FormatVersion) -> Result<()> {
+    if version >= FormatVersion::V3 {
+        return Ok(());
+    }
+    for id in 1..=schema.highest_field_id() {
+        let Some(f) = schema.field_by_id(id) else {
+            continue;
+        };
+        let v3_type = matches!(
+            f.field_type,
+            Type::Primitive(
+                PrimitiveType::TimestampNs
+                    | PrimitiveType::TimestamptzNs
+                    | PrimitiveType::Unsupported(_)
+            )
+        );
+        if v3_type || f.initial_default.is_some() || f.write_default.is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "column '{}' ({}) needs format version 3, the table is v{}",
+                f.name,
+                f.field_type,
+                version.number()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An Arrow field as an Iceberg field (id 0: ids are assigned afterwards).
+fn arrow_field(field: &Field, version: FormatVersion, path: &str) -> Result<NestedField> {
+    let field_type = arrow_to_iceberg_type(field, version, path)?;
+    let mut f = NestedField::optional(0, field.name(), field_type);
+    f.required = !field.is_nullable();
+    Ok(f)
+}
+
+/// The Iceberg type of an Arrow field (`path` names the column in errors):
+///
+/// | Arrow | Iceberg |
+/// |---|---|
+/// | Boolean | boolean |
+/// | Int8, Int16, Int32, UInt8, UInt16 | int |
+/// | Int64, UInt32 | long |
+/// | Float16, Float32 / Float64 | float / double |
+/// | Decimal128/32/64(P,S), P <= 38 | decimal(P,S) |
+/// | Date32, Date64 | date |
+/// | Time32, Time64 | time |
+/// | Timestamp(s/ms/µs) | timestamp, or timestamptz with a zone |
+/// | Timestamp(ns) | timestamp_ns / timestamptz_ns in v3; timestamp / timestamptz (µs) before, as PyIceberg's `downcast-ns-timestamp-to-us-on-write` |
+/// | Utf8, LargeUtf8, Utf8View | string |
+/// | Binary, LargeBinary, BinaryView | binary |
+/// | FixedSizeBinary(16) with `arrow.uuid` | uuid |
+/// | FixedSizeBinary(L) | `fixed[L]` |
+/// | Struct, List, LargeList, FixedSizeList, Map | struct, list, map (nullable element / value = optional) |
+/// | Dictionary(K, V) | the type of V |
+///
+/// Anything else (UInt64, Null, Interval, Duration, Union, ...) is [`Error::Unsupported`].
+pub fn arrow_to_iceberg_type(field: &Field, version: FormatVersion, path: &str) -> Result<Type> {
+    arrow_data_type(field.data_type(), field, version, path)
+}
+
+fn arrow_data_type(
+    dt: &DataType,
+    field: &Field,
+    version: FormatVersion,
+    path: &str,
+) -> Result<Type> {
+    use PrimitiveType as P;
+    let v3 = version >= FormatVersion::V3;
+    let p = match dt {
+        DataType::Boolean => P::Boolean,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 => {
+            P::Int
+        }
+        DataType::Int64 | DataType::UInt32 => P::Long,
+        DataType::Float16 | DataType::Float32 => P::Float,
+        DataType::Float64 => P::Double,
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s)
+            if *p <= 38 && *s >= 0 =>
+        {
+            P::Decimal {
+                precision: u32::from(*p),
+                scale: s.unsigned_abs().into(),
+            }
+        }
+        DataType::Date32 | DataType::Date64 => P::Date,
+        DataType::Time32(_) | DataType::Time64(_) => P::Time,
+        DataType::Timestamp(TimeUnit::Nanosecond, tz) if v3 => match tz {
+            Some(_) => P::TimestamptzNs,
+            None => P::TimestampNs,
+        },
+        DataType::Timestamp(_, tz) => match tz {
+            Some(_) => P::Timestamptz,
+            None => P::Timestamp,
+        },
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => P::String,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => P::Binary,
+        DataType::FixedSizeBinary(16)
+            if field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str)
+                == Some("arrow.uuid") =>
+        {
+            P::Uuid
+        }
+        DataType::FixedSizeBinary(len) if *len >= 0 => P::Fixed(len.unsigned_abs().into()),
+        DataType::Dictionary(_, value) => return arrow_data_type(value, field, version, path),
+        DataType::Struct(fields) => {
+            let fields = fields
+                .iter()
+                .map(|f| arrow_field(f, version, &format!("{path}.{}", f.name())))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Type::Struct(StructType::new(fields)));
+        }
+        DataType::List(element)
+        | DataType::LargeList(element)
+        | DataType::ListView(element)
+        | DataType::LargeListView(element)
+        | DataType::FixedSizeList(element, _) => {
+            let mut e = arrow_field(element, version, &format!("{path}.element"))?;
+            e.name = "element".into();
+            return Ok(Type::List(ListType {
+                element_field: Arc::new(e),
+            }));
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(unsupported(path, dt));
+            };
+            let [key, value] = kv.iter().collect::<Vec<_>>()[..] else {
+                return Err(unsupported(path, dt));
+            };
+            let mut key = arrow_field(key, version, &format!("{path}.key"))?;
+            key.name = "key".into();
+            key.required = true;
+            let mut value = arrow_field(value, version, &format!("{path}.value"))?;
+            value.name = "value".into();
+            return Ok(Type::Map(MapType {
+                key_field: Arc::new(key),
+                value_field: Arc::new(value),
+            }));
+        }
+        other => return Err(unsupported(path, other)),
+    };
+    Ok(Type::Primitive(p))
+}
+
+fn unsupported(path: &str, dt: &DataType) -> Error {
+    Error::Unsupported(format!(
+        "column '{path}' has Arrow type {dt}, which has no Iceberg type"
+    ))
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "create_tests.rs"]
+mod tests;
