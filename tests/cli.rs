@@ -365,3 +365,39 @@ fn tree_shows_what_delete_files_apply_to() {
         .collect();
     assert!(keys.len() >= 2, "{text}");
 }
+
+#[test]
+fn demo_builds_a_warehouse_and_walks_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("wh");
+    let out = icefloe(&["demo", warehouse.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    // The rows the demo inserts: 3 orders on 2026-07-13 (25.50 + 110.00 + 7.25 = 142.75), 2 on
+    // 2026-07-14 (42.00 + 19.99), so 5 orders and 204.74 in all.
+    assert!(text.contains("| 3      | 142.75  |"), "{text}");
+    assert!(text.contains("| 5      | 204.74  |"), "{text}");
+    // The second manifest list reuses the first commit's manifest; the pruned query reads one
+    // of the two manifests.
+    assert_eq!(text.matches("(reused)").count(), 1, "{text}");
+    assert!(
+        text.contains("manifests_total=2 manifests_pruned=1 data_files_scanned=1"),
+        "{text}"
+    );
+    // What it made is an ordinary catalog the other commands read.
+    let db = warehouse.join("catalog.db");
+    let out = icefloe(&[
+        "sql",
+        "--catalog",
+        db.to_str().unwrap(),
+        "--format",
+        "csv",
+        "SELECT order_id FROM db.orders WHERE customer_id = 102 ORDER BY 1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "order_id\n2\n5\n");
+    // A second demo in the same place is refused, leaving the first alone.
+    let out = icefloe(&["demo", warehouse.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
+}

@@ -22,6 +22,17 @@ pub enum Command {
     Sql(SqlArgs),
     /// Draw a table's metadata tree: snapshots, manifest lists, manifests and data files.
     Tree(TreeArgs),
+    /// Make a demo warehouse with a SQLite catalog and walk through it: create a partitioned
+    /// table, two commits, the metadata tree and tables, time travel, a pruned query.
+    Demo(DemoArgs),
+}
+
+/// Arguments of `icefloe demo`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DemoArgs {
+    /// Where to make the warehouse: a new or empty directory (default: a new directory under
+    /// the system's temporary directory, kept afterwards).
+    pub dir: Option<PathBuf>,
 }
 
 /// Arguments of `icefloe sql`.

@@ -1,10 +1,11 @@
 //! Library side of the `icefloe` command line: argument types ([`args`]), output printers
 //! ([`print`]), statement splitting ([`split`]), the SQL session and interactive shell, and the
-//! `tree` view ([`tree`]).
+//! `tree` view ([`tree`]), and the `demo` walk-through.
 //!
 //! The binary only parses [`Cli`] and calls [`run`]; everything here is testable without it.
 
 pub mod args;
+mod demo;
 pub mod json;
 pub mod print;
 mod session;
@@ -18,7 +19,8 @@ use std::io::Write;
 use datafusion::arrow::error::ArrowError;
 use datafusion::error::DataFusionError;
 
-pub use args::{Cli, Command, OutputFormat, SqlArgs, TreeArgs};
+pub use args::{Cli, Command, DemoArgs, OutputFormat, SqlArgs, TreeArgs};
+pub use demo::run_demo;
 pub use session::{SqlSession, run_sql};
 pub use tree_load::{load_tree, run_tree};
 
@@ -60,6 +62,7 @@ pub async fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
         Command::Sql(args) => run_sql(args).await,
         Command::Tree(args) => run_tree(&args, &mut std::io::stdout().lock()).await,
+        Command::Demo(args) => run_demo(&args, &mut std::io::stdout().lock()).await,
     }
 }
 
