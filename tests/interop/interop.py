@@ -33,6 +33,8 @@ SCENARIOS = {
         (name, schema, spec, [("icefloe", rows) for rows in tables.all_types_commits()])
         for name, (schema, spec) in tables.ALL_TYPES_TABLES.items()
     ],
+    # icefloe creates the same tables (from the schemas and specs below) and makes every commit.
+    "created": lambda: SCENARIOS["types"](),
     # PyIceberg creates and appends, icefloe appends, PyIceberg appends again.
     "mixed": lambda: [
         ("db.mixed", tables.MIXED, tables.MIXED_SPEC,
@@ -61,10 +63,12 @@ def setup(scenario, warehouse):
     cat = catalog(warehouse)
     cat.create_namespace("db")
     plan = {"relations": RELATIONS, "tables": []}
+    creator = "icefloe" if scenario == "created" else "pyiceberg"
     for name, schema, spec, commits in SCENARIOS[scenario]():
-        cat.create_table(name, schema=schema, partition_spec=spec)
+        if creator == "pyiceberg":
+            cat.create_table(name, schema=schema, partition_spec=spec)
         # The table's schema and spec in Iceberg's JSON form, for a creator other than PyIceberg.
-        entry = {"name": name, "created_by": "pyiceberg",
+        entry = {"name": name, "created_by": creator,
                  "schema": json.loads(schema.model_dump_json()),
                  "partition_spec": json.loads(spec.model_dump_json()), "commits": []}
         for n, (writer, rows) in enumerate(commits, start=1):
