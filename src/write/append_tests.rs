@@ -296,3 +296,60 @@ async fn a_bad_target_file_size_is_an_error_naming_the_table() {
         "{message}"
     );
 }
+
+/// A writer that dies after writing its files and before the swap (nothing cleans up) leaves
+/// files no metadata reaches: readers still see the last commit, and the next commit neither
+/// sees nor loses anything.
+#[tokio::test]
+async fn a_crash_between_the_files_and_the_swap_leaves_only_unreferenced_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path(), "");
+    let io = FileIO::default();
+    let target = || CommitTarget::Directory {
+        location: &location,
+    };
+    let committed = append_batches(&io, target(), &[batch(&location, &[1, 2])], "main")
+        .await
+        .unwrap();
+    // The crash: the data files are written, the metadata pointer never moves.
+    let m = committed.metadata();
+    let mut writer = AppendWriter::new(&io, m, m.current_schema()).unwrap();
+    writer.write(&batch(&location, &[100, 101])).await.unwrap();
+    let orphans: Vec<String> = writer
+        .finish()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, f)| f.file_path)
+        .collect();
+    assert!(!orphans.is_empty());
+    assert!(orphans.iter().all(|p| std::path::Path::new(p).exists()));
+    // Readers see the last commit only; no metadata reaches the orphans.
+    let reloaded = Table::load(io.clone(), &location).await.unwrap();
+    assert_eq!(reloaded.metadata_location(), committed.metadata_location());
+    let reachable = crate::write::reachable_files(&reloaded).await.unwrap();
+    assert!(
+        orphans.iter().all(|p| !reachable.contains(p)),
+        "{reachable:?}"
+    );
+    assert_eq!(
+        query(&location, "SELECT count(*) AS n FROM t").await,
+        count_table(2)
+    );
+    // The next writer commits on top of the last commit, not of the orphans.
+    append_batches(&io, target(), &[batch(&location, &[3])], "main")
+        .await
+        .unwrap();
+    assert_eq!(
+        query(&location, "SELECT count(*) AS n FROM t").await,
+        count_table(3)
+    );
+    let reloaded = Table::load(io, &location).await.unwrap();
+    let reachable = crate::write::reachable_files(&reloaded).await.unwrap();
+    assert!(orphans.iter().all(|p| !reachable.contains(p)));
+}
+
+/// `query`'s rendering of a one-row `n` column.
+fn count_table(n: i64) -> String {
+    format!("+---+\n| n |\n+---+\n| {n} |\n+---+")
+}
