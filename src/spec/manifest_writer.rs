@@ -12,10 +12,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+use apache_avro::Schema as AvroSchema;
 use apache_avro::types::Value;
 use apache_avro::writer::datum::GenericDatumWriter;
-use apache_avro::{Codec, DeflateSettings, Schema as AvroSchema};
+use flate2::Compression;
+use flate2::write::DeflateEncoder;
 use serde_json::{Value as Json, json};
+use std::io::Write as _;
 
 use super::manifest::{DataContentType, DataFile, FileFormat, ManifestEntry};
 use super::manifest_list::{FieldSummary, ManifestContent, ManifestFile};
@@ -149,7 +152,7 @@ fn parse_schema(schema: &Json) -> Result<AvroSchema> {
 }
 
 /// Writes an Avro object container: the header (magic, metadata, sync marker), then one
-/// block of `records` validated against `schema`, deflated as Java does.
+/// block of `records` validated against `schema`, deflated (see [`deflate`]).
 ///
 /// The header's `avro.schema` is `schema_json` as built here, not apache-avro's rendering of
 /// the parsed schema: that rendering drops attributes readers depend on (Iceberg's
@@ -169,9 +172,8 @@ fn write_container(
     for record in records {
         datum.write_value_ref(&mut block, record).map_err(failed)?;
     }
-    Codec::Deflate(DeflateSettings::default())
-        .compress(&mut block)
-        .map_err(failed)?;
+    let block = deflate(&block)
+        .map_err(|e| Error::InvalidArgument(format!("cannot deflate an Avro block: {e}")))?;
     let mut metadata: Vec<(&str, &[u8])> = vec![("avro.codec", b"deflate")];
     let schema_text = schema_json.to_string();
     metadata.push(("avro.schema", schema_text.as_bytes()));
@@ -191,6 +193,15 @@ fn write_container(
         out.extend_from_slice(&sync);
     }
     Ok(out)
+}
+
+/// Raw deflate (Avro's `deflate` codec) at zlib's fastest level: a 2,000-entry manifest list
+/// deflates in a tenth of the time of the default level, for a slightly larger file, and a
+/// commit rewrites the list of every manifest it keeps.
+fn deflate(data: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut encoder = DeflateEncoder::new(Vec::new(), Compression::fast());
+    encoder.write_all(data)?;
+    encoder.finish()
 }
 
 /// Avro's zig-zag variable-length long.
