@@ -603,7 +603,12 @@ fn the_header_keeps_the_map_logical_type_and_other_readers_decode_the_file() {
     )
     .unwrap();
     let header = header_schema(&bytes);
-    for name in ["column_sizes", "value_counts", "lower_bounds", "upper_bounds"] {
+    for name in [
+        "column_sizes",
+        "value_counts",
+        "lower_bounds",
+        "upper_bounds",
+    ] {
         let mut found = Vec::new();
         fields_named(&header, name, &mut found);
         assert_eq!(found.len(), 1, "{name}");
