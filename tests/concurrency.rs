@@ -20,40 +20,31 @@ use datafusion::prelude::SessionContext;
 use icefloe::catalog::SqliteCatalog;
 use icefloe::commit::CommitTarget;
 use icefloe::scan::read_manifest_list;
-use icefloe::spec::SnapshotSelector;
+use icefloe::spec::{NestedField, PrimitiveType, Schema, SnapshotSelector};
 use icefloe::to_arrow::schema_to_arrow;
-use icefloe::write::append_batches;
+use icefloe::write::{TableCreation, append_batches};
 use icefloe::{FileIO, IcebergTableProvider, Table};
 
 const WRITERS: i64 = 4;
 const APPENDS: i64 = 25;
 
 /// An empty v2 table `(writer long, n long)` partitioned by `identity(writer)`, with retries
-/// enough for four writers racing (each loses at most three times per round).
-const METADATA: &str = r#"{
-  "format-version": 2,
-  "table-uuid": "3c1b3d54-2a9f-4c6e-8f1e-6d2f7d0b9a11",
-  "location": "LOCATION",
-  "last-sequence-number": 0,
-  "last-updated-ms": 1700000000000,
-  "last-column-id": 2,
-  "current-schema-id": 0,
-  "schemas": [{"type": "struct", "schema-id": 0, "fields": [
-    {"id": 1, "name": "writer", "required": true, "type": "long"},
-    {"id": 2, "name": "n", "required": true, "type": "long"}]}],
-  "default-spec-id": 0,
-  "partition-specs": [{"spec-id": 0, "fields": [
-    {"name": "writer", "transform": "identity", "source-id": 1, "field-id": 1000}]}],
-  "last-partition-id": 1000,
-  "default-sort-order-id": 0,
-  "sort-orders": [{"order-id": 0, "fields": []}],
-  "properties": {"commit.retry.num-retries": "200", "commit.retry.min-wait-ms": "1",
-    "commit.retry.max-wait-ms": "40"},
-  "current-snapshot-id": -1,
-  "snapshots": [],
-  "snapshot-log": [],
-  "metadata-log": []
-}"#;
+/// enough for four writers racing.
+fn creation() -> TableCreation {
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "writer", PrimitiveType::Long),
+            NestedField::required(2, "n", PrimitiveType::Long),
+        ],
+    );
+    TableCreation::new(schema)
+        .with_partitioning("writer")
+        .expect("partitioning")
+        .with_property("commit.retry.num-retries", "200")
+        .with_property("commit.retry.min-wait-ms", "1")
+        .with_property("commit.retry.max-wait-ms", "40")
+}
 
 /// Where a scenario's table is.
 #[derive(Clone, Debug)]
@@ -64,33 +55,23 @@ enum Place {
 }
 
 impl Place {
-    /// A new empty table of this kind under `dir`.
-    fn create(catalog: bool, dir: &Path) -> Self {
-        let location = dir.join("t");
-        std::fs::create_dir_all(location.join("metadata")).expect("metadata dir");
-        let location = location.display().to_string();
-        let metadata = format!("{location}/metadata/v1.metadata.json");
-        std::fs::write(&metadata, METADATA.replace("LOCATION", &location)).expect("v1");
+    /// A new empty table of this kind under `dir`, made through icefloe's create API.
+    async fn create(catalog: bool, dir: &Path) -> Self {
+        let io = FileIO::default();
+        let location = dir.join("t").display().to_string();
         if !catalog {
+            creation().create_at(&io, &location).await.expect("create");
             return Place::Directory(location);
         }
         let db = dir.join("catalog.db");
-        let connection = rusqlite::Connection::open(&db).expect("catalog db");
-        connection
-            .execute_batch(&format!(
-                "CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL,
-                   table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL,
-                   metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000),
-                   iceberg_type VARCHAR(5),
-                   PRIMARY KEY (catalog_name, table_namespace, table_name));
-                 CREATE TABLE iceberg_namespace_properties (catalog_name VARCHAR(255) NOT NULL,
-                   namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255) NOT NULL,
-                   property_value VARCHAR(1000),
-                   PRIMARY KEY (catalog_name, namespace, property_key));
-                 INSERT INTO iceberg_tables VALUES ('default', 'db', 't', '{metadata}', NULL,
-                   'TABLE');"
-            ))
-            .expect("catalog tables");
+        let catalog = SqliteCatalog::create(&db, "default", io).expect("catalog");
+        catalog
+            .create_namespace("db", &Default::default())
+            .expect("namespace");
+        catalog
+            .create_table_at("db", "t", &creation(), &location)
+            .await
+            .expect("create");
         Place::Catalog(db)
     }
 
@@ -220,12 +201,12 @@ async fn check(place: &Place) {
 fn scenario(catalog: bool, processes: bool) {
     let started = Instant::now();
     let dir = tempfile::tempdir().expect("tempdir");
-    let place = Place::create(catalog, dir.path());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .enable_all()
         .build()
         .expect("runtime");
+    let place = runtime.block_on(Place::create(catalog, dir.path()));
     if processes {
         let exe = std::env::current_exe().expect("test executable");
         let children: Vec<_> = (0..WRITERS)

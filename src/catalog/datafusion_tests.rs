@@ -459,20 +459,8 @@ async fn a_named_catalog_takes_three_part_names() {
 /// relocation.
 async fn writable_pyiceberg_session() -> (tempfile::TempDir, SessionContext) {
     use crate::sql::test_support::{WRITTEN_AT, warehouse};
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let path = entry.unwrap().path();
-            let target = to.join(path.file_name().unwrap());
-            if path.is_dir() {
-                copy(&path, &target);
-            } else {
-                std::fs::copy(&path, &target).unwrap();
-            }
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
-    copy(Path::new(&warehouse()), dir.path());
+    crate::catalog::test_support::copy_dir(Path::new(&warehouse()), dir.path());
     let relocation = Relocation::new().with_rule(WRITTEN_AT, dir.path().display().to_string());
     let ctx = SessionContext::new();
     crate::sql::register(&ctx);

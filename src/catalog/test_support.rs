@@ -52,3 +52,17 @@ pub(crate) fn gzip(contents: &[u8]) -> Vec<u8> {
     encoder.write_all(contents).unwrap();
     encoder.finish().unwrap()
 }
+
+/// Copies a directory tree (a writable copy of a fixture).
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -5,6 +5,7 @@ use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Int64Type;
 
 use super::*;
+use crate::catalog::test_support::copy_dir;
 use crate::io::Relocation;
 use crate::scan::plan_metric;
 
@@ -122,20 +123,6 @@ async fn time_travel_reads_each_commit() {
         too_early.to_string().contains("no snapshot as of"),
         "{too_early}"
     );
-}
-
-/// Copies a directory tree.
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[tokio::test]

@@ -30,21 +30,8 @@ async fn orders() -> Table {
 /// db.orders copied to a directory of its own, so that its manifests are in no cache (the
 /// cache is process-wide, and clearing it would disturb other tests).
 async fn private_orders(dir: &std::path::Path) -> Table {
-    fn copy(from: &std::path::Path, to: &std::path::Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let path = entry.unwrap().path();
-            let target = to.join(path.file_name().unwrap());
-            match path.is_dir() {
-                true => copy(&path, &target),
-                false => drop(std::fs::copy(&path, &target).unwrap()),
-            }
-        }
-    }
-    copy(
-        std::path::Path::new(&format!("{}/db/orders", warehouse())),
-        dir,
-    );
+    let orders = format!("{}/db/orders", warehouse());
+    crate::catalog::test_support::copy_dir(std::path::Path::new(&orders), dir);
     let relocation =
         Relocation::new().with_rule("file:///data/lake/wh1/db/orders", dir.display().to_string());
     let io = FileIO::new(Arc::new(RuntimeEnv::default()), relocation);
@@ -114,7 +101,11 @@ async fn missing_and_truncated_manifests_in_a_batch_are_named() {
     // A fresh copy of the other manifest, so the batch has two misses (a batch of local
     // files, not a single store read).
     let fresh = format!("{}/ok-m1.avro", dir.path().display());
-    std::fs::copy(table.io().local_path(&list[1].manifest_path).unwrap(), &fresh).unwrap();
+    std::fs::copy(
+        table.io().local_path(&list[1].manifest_path).unwrap(),
+        &fresh,
+    )
+    .unwrap();
     for (path, kind) in [(&missing, "not found"), (&truncated, "corrupt")] {
         let mut broken = list.clone();
         broken[0].manifest_path = path.clone();

@@ -2,6 +2,7 @@
 //! double column and a struct with a required child) and copies of the PyIceberg fixtures
 //! (`tests/fixtures/pyiceberg/wh1`: refs, deletes, the SQLite catalog).
 
+use crate::catalog::test_support::copy_dir;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -381,19 +382,6 @@ fn warehouse() -> String {
         "{}/tests/fixtures/pyiceberg/wh1",
         env!("CARGO_MANIFEST_DIR")
     )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A writable copy of the fixture table `db/<name>`, registered as `t`.
