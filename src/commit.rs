@@ -475,7 +475,8 @@ fn summary_with_engine(mut summary: Summary) -> Summary {
     summary
 }
 
-fn now_ms() -> i64 {
+/// The current time in epoch milliseconds (0 before 1970).
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

@@ -193,7 +193,7 @@ impl TableCreation {
             table_uuid: Some(uuid::Uuid::new_v4().to_string()),
             location: location.trim_end_matches('/').to_string(),
             last_sequence_number: 0,
-            last_updated_ms: now_ms(),
+            last_updated_ms: crate::commit::now_ms(),
             last_column_id: schema.highest_field_id(),
             current_schema_id: schema.schema_id,
             schemas: vec![schema],
@@ -768,13 +768,6 @@ fn unsupported(path: &str, dt: &DataType) -> Error {
     Error::Unsupported(format!(
         "column '{path}' has Arrow type {dt}, which has no Iceberg type"
     ))
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
