@@ -277,6 +277,20 @@ async fn commit_attempt(
         key_id: None,
     };
     let next = base.with_snapshot(snapshot, &append.branch, Some(base_location))?;
+    swap(io, target, base_location, base, next, vec![list_path]).await
+}
+
+/// Writes `next` as the table's next metadata file and swaps the pointer to it from
+/// `base_location`. On a lost race (the file name taken, or the catalog row moved on) the
+/// metadata file and `written` (the attempt's own files) are deleted.
+async fn swap(
+    io: &FileIO,
+    target: &CommitTarget<'_>,
+    base_location: &str,
+    base: &TableMetadata,
+    next: TableMetadata,
+    mut written: Vec<String>,
+) -> std::result::Result<Table, AttemptError> {
     let next_location = match target {
         CommitTarget::Directory { .. } => next_metadata_location(base_location, &base.location),
         CommitTarget::Catalog { .. } => catalog_metadata_location(base_location, &base.location),
@@ -287,7 +301,7 @@ async fn commit_attempt(
         ))
     })?;
     if !io.write_new(&next_location, Bytes::from(json)).await? {
-        delete_all(io, std::slice::from_ref(&list_path)).await;
+        delete_all(io, &written).await;
         return Err(AttemptError::Lost);
     }
     match target {
@@ -302,7 +316,8 @@ async fn commit_attempt(
             let swapped =
                 catalog.commit_metadata_location(namespace, table, base_location, &next_location);
             if let Err(e) = swapped {
-                delete_all(io, &[list_path, next_location]).await;
+                written.push(next_location);
+                delete_all(io, &written).await;
                 return Err(match e {
                     Error::CommitConflict { .. } => AttemptError::Lost,
                     other => AttemptError::Failed(other),
@@ -316,6 +331,44 @@ async fn commit_attempt(
         next_location,
         std::sync::Arc::new(next),
     ))
+}
+
+/// Commits a change of metadata alone (refs, a rollback, expired snapshots): `change` turns
+/// the table's current metadata into the next one (without the metadata-log entry, which is
+/// added here), and the pointer is swapped as an append's is. On a lost race the table is
+/// reloaded and `change` applied to the new base, per the table's `commit.retry.*`; an error
+/// from `change` ends the commit.
+pub async fn commit_metadata_change(
+    io: &FileIO,
+    target: CommitTarget<'_>,
+    change: impl Fn(&TableMetadata) -> Result<TableMetadata>,
+) -> Result<Table> {
+    let (mut base_location, mut base) = target.load(io).await?;
+    let policy = RetryPolicy::of(&base);
+    let mut attempt = 0;
+    loop {
+        let mut next = change(&base)?;
+        next.log_previous_file(&base_location, base.last_updated_ms);
+        match swap(io, &target, &base_location, &base, next, Vec::new()).await {
+            Ok(table) => return Ok(table),
+            Err(AttemptError::Lost) if attempt < policy.retries => {
+                tokio::time::sleep(policy.wait(attempt)).await;
+                attempt += 1;
+                (base_location, base) = target.load(io).await?;
+            }
+            Err(AttemptError::Lost) => {
+                return Err(Error::CommitConflict {
+                    table: target.name(),
+                    reason: format!(
+                        "another writer committed first {} times (commit.retry.num-retries = {})",
+                        attempt + 1,
+                        policy.retries
+                    ),
+                });
+            }
+            Err(AttemptError::Failed(e)) => return Err(e),
+        }
+    }
 }
 
 /// The table property that makes a commit delete the metadata files it drops from the

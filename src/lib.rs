@@ -45,6 +45,7 @@ pub mod commit;
 mod error;
 pub mod expr;
 pub mod io;
+pub mod manage;
 pub mod metadata_tables;
 mod provider;
 pub mod scan;

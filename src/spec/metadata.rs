@@ -8,6 +8,7 @@
 
 mod fast;
 pub(crate) mod json;
+mod manage;
 mod read;
 #[cfg(test)]
 mod tests;

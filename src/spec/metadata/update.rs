@@ -114,20 +114,27 @@ impl TableMetadata {
             });
         }
         if let Some(previous) = previous_file {
-            next.metadata_log.push(MetadataLogEntry {
-                metadata_file: previous.to_string(),
-                timestamp_ms: self.last_updated_ms,
-            });
-            let keep = self
-                .property(PREVIOUS_VERSIONS_MAX)
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(PREVIOUS_VERSIONS_MAX_DEFAULT)
-                .max(1);
-            let excess = next.metadata_log.len().saturating_sub(keep);
-            next.metadata_log.drain(..excess);
+            next.log_previous_file(previous, self.last_updated_ms);
         }
         next.snapshots.push(snapshot);
         Ok(next)
+    }
+
+    /// Adds `previous` (the metadata file this metadata replaces, last updated at
+    /// `previous_updated_ms`) to the metadata log, trimmed to
+    /// `write.metadata.previous-versions-max` entries.
+    pub fn log_previous_file(&mut self, previous: &str, previous_updated_ms: i64) {
+        self.metadata_log.push(MetadataLogEntry {
+            metadata_file: previous.to_string(),
+            timestamp_ms: previous_updated_ms,
+        });
+        let keep = self
+            .property(PREVIOUS_VERSIONS_MAX)
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(PREVIOUS_VERSIONS_MAX_DEFAULT)
+            .max(1);
+        let excess = self.metadata_log.len().saturating_sub(keep);
+        self.metadata_log.drain(..excess);
     }
 }
 

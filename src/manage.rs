@@ -1,0 +1,361 @@
+//! Snapshot management of one table: branches and tags, fast-forward, rollback, and snapshot
+//! expiration with the deletion of the files only expired snapshots reach. Each change is a
+//! metadata-only commit ([`crate::commit::commit_metadata_change`]): atomic, retried on a lost
+//! race by re-applying the change to the new base.
+//!
+//! ```no_run
+//! # async fn example(io: icefloe::FileIO) -> icefloe::Result<()> {
+//! use icefloe::manage::{ExpireSnapshots, SnapshotManager};
+//! let manager = SnapshotManager::new(io, icefloe::WriteTarget::directory("/wh/db/t"));
+//! manager.create_tag("v1", None, None).await?;
+//! let report = manager
+//!     .expire_snapshots(&ExpireSnapshots { retain_last: Some(10), ..Default::default() })
+//!     .await?;
+//! println!("expired {:?}, deleted {} files", report.expired, report.deleted_files.len());
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::commit::{commit_metadata_change, now_ms};
+use crate::error::{Error, Result};
+use crate::io::FileIO;
+use crate::spec::retention::{RetentionDefaults, retention};
+use crate::spec::{SnapshotReference, SnapshotRetention, TableMetadata};
+use crate::table::Table;
+use crate::write::{WriteTarget, reachable_files};
+
+/// Manages the snapshots and refs of the table `target` names.
+#[derive(Debug, Clone)]
+pub struct SnapshotManager {
+    io: FileIO,
+    target: WriteTarget,
+}
+
+/// The retention settings of a branch (`None`: the table's `history.expire.*` defaults).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BranchRetention {
+    /// `min-snapshots-to-keep`.
+    pub min_snapshots_to_keep: Option<i32>,
+    /// `max-snapshot-age-ms`.
+    pub max_snapshot_age_ms: Option<i64>,
+    /// `max-ref-age-ms`.
+    pub max_ref_age_ms: Option<i64>,
+}
+
+/// What [`SnapshotManager::expire_snapshots`] expires beyond the retention policy, and how.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpireSnapshots {
+    /// Snapshots older than this (epoch ms) may expire: the max-snapshot-age of every branch
+    /// without its own setting (Java's `expireOlderThan`).
+    pub older_than_ms: Option<i64>,
+    /// The min-snapshots-to-keep of every branch without its own setting (Java's
+    /// `retainLast`).
+    pub retain_last: Option<i32>,
+    /// Snapshots to expire by id, besides those the policy expires; a snapshot a ref points
+    /// at cannot be one.
+    pub snapshot_ids: Vec<i64>,
+    /// Only say what would be expired and deleted.
+    pub dry_run: bool,
+    /// The time the policy is evaluated at (default: now).
+    pub now_ms: Option<i64>,
+}
+
+/// What an expiration did (or, dry, would do).
+#[derive(Debug, Clone)]
+pub struct ExpireReport {
+    /// The expired snapshots.
+    pub expired: Vec<i64>,
+    /// The refs removed for their age.
+    pub removed_refs: Vec<String>,
+    /// The files no kept snapshot reaches any more (deleted unless dry): manifest lists,
+    /// manifests, data and delete files, statistics files.
+    pub deleted_files: Vec<String>,
+    /// The table after the commit (`None` for a dry run, or when nothing expired).
+    pub table: Option<Table>,
+}
+
+impl SnapshotManager {
+    /// A manager of the table `target` names, reading and writing through `io`.
+    pub fn new(io: FileIO, target: WriteTarget) -> Self {
+        Self { io, target }
+    }
+
+    /// Creates branch `name` at `snapshot_id` (default: the current snapshot). An existing
+    /// ref of that name is an error.
+    pub async fn create_branch(
+        &self,
+        name: &str,
+        snapshot_id: Option<i64>,
+        retention: BranchRetention,
+    ) -> Result<Table> {
+        self.create_ref(name, snapshot_id, |id| SnapshotReference {
+            snapshot_id: id,
+            retention: SnapshotRetention::Branch {
+                min_snapshots_to_keep: retention.min_snapshots_to_keep,
+                max_snapshot_age_ms: retention.max_snapshot_age_ms,
+                max_ref_age_ms: retention.max_ref_age_ms,
+            },
+        })
+        .await
+    }
+
+    /// Creates tag `name` at `snapshot_id` (default: the current snapshot).
+    pub async fn create_tag(
+        &self,
+        name: &str,
+        snapshot_id: Option<i64>,
+        max_ref_age_ms: Option<i64>,
+    ) -> Result<Table> {
+        self.create_ref(name, snapshot_id, |id| SnapshotReference {
+            snapshot_id: id,
+            retention: SnapshotRetention::Tag { max_ref_age_ms },
+        })
+        .await
+    }
+
+    /// Points the existing tag `name` at `snapshot_id`, keeping its retention.
+    pub async fn replace_tag(&self, name: &str, snapshot_id: i64) -> Result<Table> {
+        let name = name.to_string();
+        self.commit(move |base| {
+            let existing = base
+                .refs
+                .get(&name)
+                .filter(|r| matches!(r.retention, SnapshotRetention::Tag { .. }))
+                .ok_or_else(|| Error::not_found(format!("tag '{name}'")))?;
+            let moved = SnapshotReference {
+                snapshot_id,
+                retention: existing.retention.clone(),
+            };
+            base.with_ref(&name, moved, now_ms())
+        })
+        .await
+    }
+
+    /// Points branch `name` at any `snapshot_id` (not only an ancestor or a descendant),
+    /// keeping its retention; `main` moves the current snapshot.
+    pub async fn replace_branch(&self, name: &str, snapshot_id: i64) -> Result<Table> {
+        let name = name.to_string();
+        self.commit(move |base| {
+            let existing = base
+                .refs
+                .get(&name)
+                .filter(|r| matches!(r.retention, SnapshotRetention::Branch { .. }))
+                .ok_or_else(|| Error::not_found(format!("branch '{name}'")))?;
+            let moved = SnapshotReference {
+                snapshot_id,
+                retention: existing.retention.clone(),
+            };
+            base.with_ref(&name, moved, now_ms())
+        })
+        .await
+    }
+
+    /// Drops branch or tag `name`; `main` never.
+    pub async fn drop_ref(&self, name: &str) -> Result<Table> {
+        let name = name.to_string();
+        self.commit(move |base| base.without_ref(&name, now_ms()))
+            .await
+    }
+
+    /// Moves branch `branch` forward to the head of ref `to`, which must descend from it.
+    pub async fn fast_forward(&self, branch: &str, to: &str) -> Result<Table> {
+        let (branch, to) = (branch.to_string(), to.to_string());
+        self.commit(move |base| {
+            let target = base
+                .refs
+                .get(&to)
+                .ok_or_else(|| Error::not_found(format!("ref '{to}'")))?
+                .snapshot_id;
+            base.with_branch_moved(&branch, target, false, now_ms())
+        })
+        .await
+    }
+
+    /// Makes `snapshot_id`, an ancestor of the current snapshot, current again.
+    pub async fn rollback_to_snapshot(&self, snapshot_id: i64) -> Result<Table> {
+        self.commit(move |base| {
+            base.with_branch_moved(SnapshotReference::MAIN_BRANCH, snapshot_id, true, now_ms())
+        })
+        .await
+    }
+
+    /// Makes current again the newest ancestor of the current snapshot committed at or before
+    /// `timestamp_ms` (Java's `rollbackToTime`).
+    pub async fn rollback_to_time(&self, timestamp_ms: i64) -> Result<Table> {
+        self.commit(move |base| {
+            let target = base
+                .ancestors_of_current()
+                .find(|s| s.timestamp_ms <= timestamp_ms)
+                .ok_or_else(|| {
+                    Error::not_found(format!(
+                        "an ancestor of the current snapshot committed at or before {timestamp_ms}"
+                    ))
+                })?
+                .snapshot_id;
+            base.with_branch_moved(SnapshotReference::MAIN_BRANCH, target, true, now_ms())
+        })
+        .await
+    }
+
+    /// Expires snapshots by the table's retention policy (and `options`), commits, then
+    /// deletes the files that only expired snapshots reached. The files are found by
+    /// reachability from the metadata before and after, never by listing. A dry run commits
+    /// and deletes nothing.
+    pub async fn expire_snapshots(&self, options: &ExpireSnapshots) -> Result<ExpireReport> {
+        let before = self.load().await?;
+        let now = options.now_ms.unwrap_or_else(now_ms);
+        let (planned, expired, removed_refs) = expire(before.metadata(), options, now)?;
+        if expired.is_empty() {
+            return Ok(ExpireReport {
+                expired,
+                removed_refs,
+                deleted_files: Vec::new(),
+                table: None,
+            });
+        }
+        let after = match options.dry_run {
+            true => Table::from_parts(
+                self.io.clone(),
+                before.metadata_location().to_string(),
+                Arc::new(planned),
+            ),
+            false => {
+                let options = options.clone();
+                self.commit(move |base| expire(base, &options, now).map(|(next, ..)| next))
+                    .await?
+            }
+        };
+        let committed = after.metadata();
+        let expired: Vec<i64> = before
+            .metadata()
+            .snapshots
+            .iter()
+            .map(|s| s.snapshot_id)
+            .filter(|id| committed.snapshot_by_id(*id).is_none())
+            .collect();
+        let removed_refs: Vec<String> = before
+            .metadata()
+            .refs
+            .keys()
+            .filter(|name| !committed.refs.contains_key(*name))
+            .cloned()
+            .collect();
+        let kept = reachable_files(&after).await?;
+        let deleted_files: Vec<String> = reachable_files(&before)
+            .await?
+            .difference(&kept)
+            .filter(|path| !is_metadata_file(path))
+            .cloned()
+            .collect();
+        if !options.dry_run {
+            for path in &deleted_files {
+                // Best effort: the commit stands; a file left behind is an orphan.
+                let _ = self.io.delete(path).await;
+            }
+        }
+        Ok(ExpireReport {
+            expired,
+            removed_refs,
+            deleted_files,
+            table: (!options.dry_run).then_some(after),
+        })
+    }
+
+    /// Creates ref `name` at `snapshot_id` (default: current); an existing one is an error.
+    async fn create_ref(
+        &self,
+        name: &str,
+        snapshot_id: Option<i64>,
+        make: impl Fn(i64) -> SnapshotReference,
+    ) -> Result<Table> {
+        let name = name.to_string();
+        self.commit(move |base| {
+            if base.refs.contains_key(&name) {
+                return Err(Error::InvalidArgument(format!(
+                    "ref '{name}' already exists"
+                )));
+            }
+            let id = match snapshot_id.or(base.current_snapshot_id) {
+                Some(id) => id,
+                None => {
+                    return Err(Error::InvalidArgument(format!(
+                        "the table has no current snapshot for ref '{name}' to point at"
+                    )));
+                }
+            };
+            base.with_ref(&name, make(id), now_ms())
+        })
+        .await
+    }
+
+    async fn commit(
+        &self,
+        change: impl Fn(&TableMetadata) -> Result<TableMetadata>,
+    ) -> Result<Table> {
+        commit_metadata_change(&self.io, self.target.commit_target(), change).await
+    }
+
+    async fn load(&self) -> Result<Table> {
+        match &self.target {
+            WriteTarget::Directory { location } => Table::load(self.io.clone(), location).await,
+            WriteTarget::Catalog {
+                catalog,
+                namespace,
+                table,
+            } => catalog.load_table(namespace, table).await,
+        }
+    }
+}
+
+/// The metadata after expiring what the policy and `options` expire, the expired ids and
+/// the removed refs.
+fn expire(
+    base: &TableMetadata,
+    options: &ExpireSnapshots,
+    now: i64,
+) -> Result<(TableMetadata, Vec<i64>, Vec<String>)> {
+    let mut defaults = RetentionDefaults::of(base, now)?;
+    if let Some(older_than) = options.older_than_ms {
+        defaults.max_snapshot_age_ms = now - older_than;
+    }
+    if let Some(n) = options.retain_last {
+        if n < 1 {
+            return Err(Error::InvalidArgument(format!(
+                "retain-last must be at least 1, not {n}"
+            )));
+        }
+        defaults.min_snapshots_to_keep = n;
+    }
+    let mut decided = retention(base, &defaults)?;
+    let heads: BTreeSet<i64> = decided.refs.values().map(|r| r.snapshot_id).collect();
+    for id in &options.snapshot_ids {
+        if base.snapshot_by_id(*id).is_none() {
+            return Err(Error::not_found(format!("snapshot {id}")));
+        }
+        if heads.contains(id) {
+            return Err(Error::InvalidArgument(format!(
+                "snapshot {id} cannot expire: a branch or tag points at it"
+            )));
+        }
+        if decided.kept.remove(id) {
+            decided.expired.push(*id);
+        }
+    }
+    let next = base.with_expired(&decided, now);
+    Ok((next, decided.expired, decided.removed_refs))
+}
+
+/// Metadata files and the version hint: expiration leaves them to the metadata log's rules.
+fn is_metadata_file(path: &str) -> bool {
+    path.ends_with(".metadata.json")
+        || path.ends_with(".metadata.json.gz")
+        || path.ends_with(".gz.metadata.json")
+        || path.ends_with("version-hint.text")
+}
+
+#[cfg(test)]
+#[path = "manage_tests.rs"]
+mod tests;
