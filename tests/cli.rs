@@ -401,3 +401,91 @@ fn demo_builds_a_warehouse_and_walks_through_it() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
 }
+
+#[test]
+fn maintenance_commands_tag_branch_roll_back_and_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("wh");
+    assert!(
+        icefloe(&["demo", warehouse.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let db = warehouse.join("catalog.db");
+    let db = db.to_str().unwrap();
+    let sql = |query: &str| {
+        let out = icefloe(&["sql", "--catalog", db, "--format", "csv", query]);
+        assert!(out.status.success(), "{query}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--catalog", db]);
+        icefloe(&all)
+    };
+    let ids = sql(r#"SELECT snapshot_id FROM db."orders$snapshots" ORDER BY committed_at"#);
+    let ids: Vec<&str> = ids.lines().skip(1).collect();
+    let (first, second) = (ids[0], ids[1]);
+
+    let out = run(&[
+        "tag",
+        "db.orders",
+        "first",
+        "--snapshot",
+        first,
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected =
+        format!(r#"{{"action":"create","kind":"tag","name":"first","snapshot_id":{first}}}"#);
+    assert_eq!(stdout(&out).trim(), expected);
+    let out = run(&["branch", "db.orders", "dev"]);
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("created branch 'dev' at snapshot {second}")
+    );
+    // Back to the first commit: its 3 orders (the demo's first day).
+    let out = run(&["rollback", "db.orders", "--snapshot", first]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(sql("SELECT count(*) AS n FROM db.orders"), "n\n3\n");
+    // The second commit is still dev's head: nothing expires.
+    let out = run(&["expire", "db.orders", "--dry-run", "--format", "json"]);
+    assert!(
+        stdout(&out).contains(r#""expired_snapshot_ids":[]"#),
+        "{}",
+        stdout(&out)
+    );
+    // Without dev, it is on no branch: it expires with its list, manifest and data file.
+    assert!(
+        run(&["branch", "db.orders", "dev", "--drop"])
+            .status
+            .success()
+    );
+    let out = run(&["expire", "db.orders", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        report["expired_snapshot_ids"].to_string(),
+        format!("[{second}]")
+    );
+    let deleted = report["deleted_files"].as_array().unwrap();
+    assert_eq!(deleted.len(), 3, "{deleted:?}");
+    assert!(
+        deleted
+            .iter()
+            .all(|f| !Path::new(f.as_str().unwrap()).exists())
+    );
+    assert_eq!(sql("SELECT count(*) AS n FROM db.orders"), "n\n3\n");
+    assert_eq!(
+        sql("SELECT count(*) AS n FROM db.orders.tag_first"),
+        "n\n3\n"
+    );
+    // main stays.
+    let out = run(&["branch", "db.orders", "main", "--drop"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("cannot be dropped"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -25,6 +25,112 @@ pub enum Command {
     /// Make a demo warehouse with a SQLite catalog and walk through it: create a partitioned
     /// table, two commits, the metadata tree and tables, time travel, a pruned query.
     Demo(DemoArgs),
+    /// Create a branch (at the current snapshot or --snapshot), or drop it with --drop.
+    Branch(RefArgs),
+    /// Create a tag (at the current snapshot or --snapshot), or drop it with --drop.
+    Tag(RefArgs),
+    /// Make an ancestor of the current snapshot current again.
+    Rollback(RollbackArgs),
+    /// Expire snapshots by the table's retention policy and delete the files only they reach.
+    Expire(ExpireArgs),
+}
+
+/// Which table a maintenance command acts on, and how to find it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TableTarget {
+    /// The table: `namespace.table` with --catalog, a NAME of --table, or a table directory.
+    pub table: String,
+
+    /// A SQLite Iceberg catalog holding TABLE (`namespace.table`).
+    #[arg(long, value_name = "FILE.db")]
+    pub catalog: Option<PathBuf>,
+
+    /// Names a table directory: TABLE may then be NAME.
+    #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
+    pub tables: Vec<TableArg>,
+
+    /// Reads paths under OLD from NEW instead (for moved tables); may be repeated.
+    #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
+    pub relocate: Vec<RelocateArg>,
+
+    /// Prints what was done as text or as one JSON object.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+}
+
+/// How maintenance commands report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ReportFormat {
+    /// Sentences.
+    #[default]
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// Arguments of `icefloe branch` and `icefloe tag`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RefArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// The ref's name.
+    pub name: String,
+
+    /// The snapshot it points at (default: the current one).
+    #[arg(long, value_name = "ID", conflicts_with = "drop")]
+    pub snapshot: Option<i64>,
+
+    /// Drops the ref instead (never `main`).
+    #[arg(long)]
+    pub drop: bool,
+}
+
+/// Arguments of `icefloe rollback`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RollbackArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// The ancestor to make current.
+    #[arg(
+        long,
+        value_name = "ID",
+        required_unless_present = "timestamp",
+        conflicts_with = "timestamp"
+    )]
+    pub snapshot: Option<i64>,
+
+    /// The newest ancestor committed at or before TS (epoch ms or ISO-8601) becomes current.
+    #[arg(long, value_name = "TS")]
+    pub timestamp: Option<String>,
+}
+
+/// Arguments of `icefloe expire`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExpireArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// Snapshots older than TS (epoch ms or ISO-8601) may expire: the max-snapshot-age of
+    /// every branch without its own setting.
+    #[arg(long, value_name = "TS")]
+    pub older_than: Option<String>,
+
+    /// Keep at least N snapshots of every branch without its own setting.
+    #[arg(long, value_name = "N")]
+    pub retain_last: Option<i32>,
+
+    /// Expire this snapshot too; may be repeated.
+    #[arg(long = "snapshot", value_name = "ID")]
+    pub snapshots: Vec<i64>,
+
+    /// List what would expire and be deleted; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Arguments of `icefloe demo`.

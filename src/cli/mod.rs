@@ -7,6 +7,7 @@
 pub mod args;
 mod demo;
 pub mod json;
+mod maintain;
 pub mod print;
 mod session;
 mod shell;
@@ -63,6 +64,21 @@ pub async fn run(cli: Cli) -> CliResult<()> {
         Command::Sql(args) => run_sql(args).await,
         Command::Tree(args) => run_tree(&args, &mut std::io::stdout().lock()).await,
         Command::Demo(args) => run_demo(&args, &mut std::io::stdout().lock()).await,
+        Command::Branch(args) => {
+            maintain::run_ref(
+                maintain::RefKind::Branch,
+                &args,
+                &mut std::io::stdout().lock(),
+            )
+            .await
+        }
+        Command::Tag(args) => {
+            maintain::run_ref(maintain::RefKind::Tag, &args, &mut std::io::stdout().lock()).await
+        }
+        Command::Rollback(args) => {
+            maintain::run_rollback(&args, &mut std::io::stdout().lock()).await
+        }
+        Command::Expire(args) => maintain::run_expire(&args, &mut std::io::stdout().lock()).await,
     }
 }
 

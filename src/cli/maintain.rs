@@ -1,0 +1,159 @@
+//! The maintenance commands: `icefloe branch`, `tag`, `rollback` and `expire`, over
+//! [`crate::manage::SnapshotManager`]. Each prints what it did, as sentences or one JSON object.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use datafusion::execution::runtime_env::RuntimeEnv;
+use serde_json::{Value, json};
+
+use super::args::{ExpireArgs, RefArgs, ReportFormat, RollbackArgs, TableTarget, relocation_of};
+use super::{CliError, CliResult};
+use crate::catalog::SqliteCatalog;
+use crate::io::FileIO;
+use crate::manage::{BranchRetention, ExpireSnapshots, SnapshotManager};
+use crate::spec::selection::parse_timestamp_ms;
+use crate::write::WriteTarget;
+
+/// Which kind of ref `branch` / `tag` manage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RefKind {
+    /// `icefloe branch`.
+    Branch,
+    /// `icefloe tag`.
+    Tag,
+}
+
+/// `icefloe branch` / `icefloe tag`.
+pub(super) async fn run_ref<W: Write>(kind: RefKind, args: &RefArgs, out: &mut W) -> CliResult<()> {
+    let manager = manager(&args.target)?;
+    let word = match kind {
+        RefKind::Branch => "branch",
+        RefKind::Tag => "tag",
+    };
+    if args.drop {
+        manager.drop_ref(&args.name).await?;
+        let text = format!("dropped {word} '{}'", args.name);
+        let object = json!({"action": "drop", "kind": word, "name": args.name});
+        return report(out, args.target.format, &text, object);
+    }
+    let table = match kind {
+        RefKind::Branch => {
+            let retention = BranchRetention::default();
+            manager
+                .create_branch(&args.name, args.snapshot, retention)
+                .await?
+        }
+        RefKind::Tag => manager.create_tag(&args.name, args.snapshot, None).await?,
+    };
+    let at = table.metadata().refs[&args.name].snapshot_id;
+    let text = format!("created {word} '{}' at snapshot {at}", args.name);
+    let object = json!({"action": "create", "kind": word, "name": args.name, "snapshot_id": at});
+    report(out, args.target.format, &text, object)
+}
+
+/// `icefloe rollback`.
+pub(super) async fn run_rollback<W: Write>(args: &RollbackArgs, out: &mut W) -> CliResult<()> {
+    let manager = manager(&args.target)?;
+    let table = match (&args.snapshot, &args.timestamp) {
+        (Some(id), _) => manager.rollback_to_snapshot(*id).await?,
+        (None, Some(ts)) => manager.rollback_to_time(parse_timestamp_ms(ts)?).await?,
+        (None, None) => return Err(CliError::Usage("give --snapshot or --timestamp".into())),
+    };
+    let current = table.metadata().current_snapshot_id;
+    let text = format!(
+        "rolled back: the current snapshot is {}",
+        current.map_or("none".to_string(), |id| id.to_string())
+    );
+    let object = json!({"action": "rollback", "current_snapshot_id": current});
+    report(out, args.target.format, &text, object)
+}
+
+/// `icefloe expire`.
+pub(super) async fn run_expire<W: Write>(args: &ExpireArgs, out: &mut W) -> CliResult<()> {
+    let manager = manager(&args.target)?;
+    let options = ExpireSnapshots {
+        older_than_ms: args
+            .older_than
+            .as_deref()
+            .map(parse_timestamp_ms)
+            .transpose()?,
+        retain_last: args.retain_last,
+        snapshot_ids: args.snapshots.clone(),
+        dry_run: args.dry_run,
+        now_ms: None,
+    };
+    let done = manager.expire_snapshots(&options).await?;
+    let verb = if args.dry_run {
+        "would expire"
+    } else {
+        "expired"
+    };
+    let deleted = if args.dry_run {
+        "would delete"
+    } else {
+        "deleted"
+    };
+    let mut text = format!(
+        "{verb} {} snapshot(s){}; {deleted} {} file(s)",
+        done.expired.len(),
+        match done.removed_refs.is_empty() {
+            true => String::new(),
+            false => format!(" and ref(s) {}", done.removed_refs.join(", ")),
+        },
+        done.deleted_files.len()
+    );
+    for id in &done.expired {
+        text.push_str(&format!("\n  snapshot {id}"));
+    }
+    for file in &done.deleted_files {
+        text.push_str(&format!("\n  {file}"));
+    }
+    let object = json!({
+        "action": "expire",
+        "dry_run": args.dry_run,
+        "expired_snapshot_ids": done.expired,
+        "removed_refs": done.removed_refs,
+        "deleted_files": done.deleted_files,
+    });
+    report(out, args.target.format, &text, object)
+}
+
+/// The manager of the table `target` names.
+fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
+    let io = FileIO::new(
+        Arc::new(RuntimeEnv::default()),
+        relocation_of(&target.relocate),
+    );
+    if let Some(named) = target.tables.iter().find(|t| t.name == target.table) {
+        let write = WriteTarget::directory(named.location.as_str());
+        return Ok(SnapshotManager::new(io, write));
+    }
+    let Some(db) = &target.catalog else {
+        let write = WriteTarget::directory(target.table.as_str());
+        return Ok(SnapshotManager::new(io, write));
+    };
+    let (namespace, table) = match target.table.rsplit_once('.') {
+        Some((ns, t)) if !ns.is_empty() && !t.is_empty() => (ns, t),
+        _ => {
+            return Err(CliError::Usage(format!(
+                "with --catalog the table is `namespace.table`, got '{}'",
+                target.table
+            )));
+        }
+    };
+    let catalog = Arc::new(SqliteCatalog::open(db, None, io.clone())?);
+    Ok(SnapshotManager::new(
+        io,
+        WriteTarget::catalog(catalog, namespace, table),
+    ))
+}
+
+fn report<W: Write>(out: &mut W, format: ReportFormat, text: &str, object: Value) -> CliResult<()> {
+    match format {
+        ReportFormat::Text => writeln!(out, "{text}")?,
+        ReportFormat::Json => writeln!(out, "{}", serde_json::to_string(&object)?)?,
+    }
+    out.flush()?;
+    Ok(())
+}
