@@ -120,7 +120,7 @@ impl TableMetadata {
         let mut log = Vec::new();
         for entry in &self.snapshot_log {
             match remaining.contains(&entry.snapshot_id) {
-                true => log.push(entry.clone()),
+                true => log.push(*entry),
                 false => log.clear(),
             }
         }
