@@ -83,6 +83,11 @@ impl SnapshotManager {
         Self { io, target }
     }
 
+    /// The table's current snapshot, as its pointer says now.
+    pub async fn current_snapshot_id(&self) -> Result<Option<i64>> {
+        Ok(self.load().await?.metadata().current_snapshot_id)
+    }
+
     /// Creates branch `name` at `snapshot_id` (default: the current snapshot). An existing
     /// ref of that name is an error.
     pub async fn create_branch(

@@ -46,6 +46,7 @@
 mod dialect;
 mod factory;
 mod functions;
+mod procedures;
 pub(crate) mod refs;
 mod time_travel;
 
@@ -79,6 +80,7 @@ use crate::write::{TableCreation, append_batches};
 pub use dialect::{IcebergDialect, parse_statements};
 pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
+pub use procedures::{IcebergExpireSnapshotsFunction, IcebergRollbackFunction};
 pub use time_travel::TimeTravelPlanner;
 
 use refs::RefsCatalog;
@@ -110,6 +112,14 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udtf("iceberg_scan", Arc::new(IcebergScanFunction));
     ctx.register_udtf("iceberg_incremental", Arc::new(IcebergIncrementalFunction));
     ctx.register_udtf("iceberg_metadata", Arc::new(IcebergMetadataFunction));
+    ctx.register_udtf(
+        "iceberg_expire_snapshots",
+        Arc::new(procedures::IcebergExpireSnapshotsFunction),
+    );
+    ctx.register_udtf(
+        "iceberg_rollback_to_snapshot",
+        Arc::new(procedures::IcebergRollbackFunction),
+    );
     wrap_default_catalog(ctx);
 }
 
