@@ -23,6 +23,7 @@ use icefloe::Relocation;
 use icefloe::catalog::SqliteCatalog;
 use icefloe::catalog::datafusion::register_catalog_as_default;
 use icefloe::commit::CommitTarget;
+use icefloe::manage::{BranchRetention, ExpireSnapshots, SnapshotManager};
 use icefloe::spec::{Schema, Transform};
 use icefloe::to_arrow::schema_to_arrow;
 use icefloe::write::{TableCreation, append_batches};
@@ -240,4 +241,111 @@ async fn icefloe_creates_tables_of_every_type_that_pyiceberg_and_duckdb_read() {
         return;
     };
     run_scenario(&python, "created").await;
+}
+
+/// PyIceberg's view of a table's history (interop.py state).
+fn pyiceberg_state(python: &Path, warehouse: &str, name: &str) -> Value {
+    let out = format!("{warehouse}/state.json");
+    interop_py(python, &["state", warehouse, name, &out]);
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+/// icefloe's view, in the same form.
+async fn icefloe_state(catalog: &SqliteCatalog, ctx: &SessionContext) -> Value {
+    let table = catalog.load_table("db", "mixed").await.unwrap();
+    let m = table.metadata();
+    let mut snapshots: Vec<i64> = m.snapshots.iter().map(|s| s.snapshot_id).collect();
+    snapshots.sort();
+    let refs: serde_json::Map<String, Value> = m
+        .refs
+        .iter()
+        .map(|(name, r)| {
+            let kind = match r.retention {
+                icefloe::spec::SnapshotRetention::Branch { .. } => "branch",
+                icefloe::spec::SnapshotRetention::Tag { .. } => "tag",
+            };
+            (
+                name.clone(),
+                serde_json::json!({"snapshot_id": r.snapshot_id, "type": kind}),
+            )
+        })
+        .collect();
+    let batches = icefloe::sql::sql(ctx, "SELECT count(*) FROM db.mixed")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let count = batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<datafusion::arrow::array::Int64Array>()
+        .unwrap()
+        .value(0);
+    serde_json::json!({"current": m.current_snapshot_id, "snapshots": snapshots,
+        "refs": refs, "count": count})
+}
+
+/// icefloe tags, branches, rolls back and expires a table PyIceberg and icefloe wrote;
+/// PyIceberg then sees the same snapshots, refs, current snapshot and rows; a tag PyIceberg
+/// adds is seen by icefloe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_management_agrees_with_pyiceberg() {
+    let Some(python) = python("snapshot_management_agrees_with_pyiceberg") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = &dir.path().to_str().unwrap().to_string();
+    interop_py(&python, &["setup", "mixed", warehouse]);
+    let plan: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("plan.json")).unwrap()).unwrap();
+    let ctx = SessionContext::new();
+    icefloe::sql::register(&ctx);
+    let db = dir.path().join("catalog.db");
+    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
+        .await
+        .unwrap();
+    for commit in plan["tables"][0]["commits"].as_array().unwrap() {
+        let input = commit["input"].as_str().unwrap();
+        match commit["by"].as_str().unwrap() {
+            "icefloe" => append_parquet(&ctx, &catalog, "db", "mixed", input).await,
+            _ => interop_py(&python, &["append", warehouse, "db.mixed", input]),
+        }
+    }
+    let table = catalog.load_table("db", "mixed").await.unwrap();
+    let ids: Vec<i64> = table
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    assert_eq!(ids.len(), 3);
+    let manager = SnapshotManager::new(
+        catalog.io().clone(),
+        icefloe::WriteTarget::catalog(Arc::clone(&catalog), "db", "mixed"),
+    );
+    manager.create_tag("v1", Some(ids[0]), None).await.unwrap();
+    manager
+        .create_branch("dev", Some(ids[1]), BranchRetention::default())
+        .await
+        .unwrap();
+    manager.rollback_to_snapshot(ids[1]).await.unwrap();
+    // The third commit is now on no branch: it expires.
+    let report = manager
+        .expire_snapshots(&ExpireSnapshots::default())
+        .await
+        .unwrap();
+    assert_eq!(report.expired, [ids[2]]);
+    let theirs = pyiceberg_state(&python, warehouse, "db.mixed");
+    let ours = icefloe_state(&catalog, &ctx).await;
+    assert_eq!(
+        theirs, ours,
+        "PyIceberg (left) and icefloe (right) disagree"
+    );
+    assert_eq!(ours["current"], ids[1]);
+    // And the other way: a tag PyIceberg makes is icefloe's too.
+    interop_py(&python, &["tag", warehouse, "db.mixed", "from_pyiceberg"]);
+    let ours = icefloe_state(&catalog, &ctx).await;
+    assert_eq!(ours["refs"]["from_pyiceberg"]["snapshot_id"], ids[1]);
+    assert_eq!(pyiceberg_state(&python, warehouse, "db.mixed"), ours);
 }

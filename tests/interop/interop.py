@@ -9,6 +9,8 @@
     interop.py duckdb WAREHOUSE              the same rows through DuckDB's iceberg_scan on each
                                              table's metadata file (its own process: a DuckDB
                                              that throws past its API ends the process)
+    interop.py state WAREHOUSE TABLE OUT     PyIceberg's view of the table's history as JSON
+    interop.py tag WAREHOUSE TABLE NAME      PyIceberg tags the current snapshot
 
 Expected rows are the plan's inputs (written here, not by icefloe). Exit status 1 on any
 mismatch, after printing every check.
@@ -268,6 +270,25 @@ def check_duckdb(warehouse):
     return ok
 
 
+def state(warehouse, name, out):
+    """What PyIceberg sees of a table's history: current snapshot, snapshots, refs, row count."""
+    table = catalog(warehouse).load_table(name)
+    current = table.current_snapshot()
+    refs = {ref_name: {"snapshot_id": ref.snapshot_id, "type": str(ref.snapshot_ref_type.value)}
+            for ref_name, ref in table.metadata.refs.items()}
+    with open(out, "w") as f:
+        json.dump({"current": current.snapshot_id if current else None,
+                   "snapshots": sorted(s.snapshot_id for s in table.snapshots()),
+                   "refs": refs,
+                   "count": len(table.scan().to_arrow())}, f)
+
+
+def tag(warehouse, name, tag_name):
+    """PyIceberg tags the current snapshot."""
+    table = catalog(warehouse).load_table(name)
+    table.manage_snapshots().create_tag(table.current_snapshot().snapshot_id, tag_name).commit()
+
+
 def main(argv):
     command, *args = argv
     if command == "setup":
@@ -278,6 +299,10 @@ def main(argv):
         return 0 if check(*args) else 1
     elif command == "duckdb":
         return 0 if check_duckdb(*args) else 1
+    elif command == "state":
+        state(*args)
+    elif command == "tag":
+        tag(*args)
     else:
         print(__doc__)
         return 2
