@@ -46,6 +46,7 @@ mod error;
 pub mod expr;
 pub mod io;
 pub mod manage;
+pub mod maintenance;
 pub mod metadata_tables;
 mod provider;
 pub mod scan;

@@ -25,7 +25,7 @@
 //! (999 when unpartitioned), sort order 0 (unsorted) unless a sort order is given (then its id
 //! is 1), no snapshots and no refs, `current-snapshot-id` -1, and in v3 `next-row-id` 0.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -34,7 +34,6 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, TimeU
 use crate::catalog::file::locate_metadata;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
-use crate::scan::{read_manifest, read_manifest_list};
 use crate::spec::partition::PARTITION_DATA_ID_START;
 use crate::spec::sort::{NullOrder, SortDirection};
 use crate::spec::{
@@ -347,49 +346,6 @@ pub(crate) fn metadata_bytes(metadata: &TableMetadata, path: &str) -> Result<Byt
     serde_json::to_vec_pretty(&metadata.to_json())
         .map(Bytes::from)
         .map_err(|e| Error::InvalidArgument(format!("metadata of {path} is not serializable: {e}")))
-}
-
-/// Every file a table's metadata reaches: the current metadata file and those of the
-/// metadata log, each snapshot's manifest list (or v1 embedded manifests), every manifest and
-/// every data and delete file they list (live or deleted entries), and the statistics files.
-/// Found from the metadata alone, never by listing directories, so files of other tables or
-/// other writers under the same location are never included.
-pub async fn reachable_files(table: &Table) -> Result<BTreeSet<String>> {
-    let io = table.io();
-    let metadata = table.metadata();
-    let mut files = BTreeSet::from([table.metadata_location().to_string()]);
-    files.extend(
-        metadata
-            .metadata_log
-            .iter()
-            .map(|e| e.metadata_file.clone()),
-    );
-    files.extend(
-        metadata
-            .statistics
-            .iter()
-            .map(|s| s.statistics_path.clone()),
-    );
-    files.extend(
-        metadata
-            .partition_statistics
-            .iter()
-            .map(|s| s.statistics_path.clone()),
-    );
-    let mut manifests = BTreeMap::new();
-    for snapshot in &metadata.snapshots {
-        files.extend(snapshot.manifest_list.clone());
-        for manifest in read_manifest_list(io, metadata, snapshot).await? {
-            manifests.insert(manifest.manifest_path.clone(), manifest);
-        }
-    }
-    for (path, manifest) in manifests {
-        for entry in read_manifest(io, metadata, &manifest).await?.entries {
-            files.insert(entry.data_file.file_path);
-        }
-        files.insert(path);
-    }
-    Ok(files)
 }
 
 /// `location` with a relative local path made absolute.

@@ -6,8 +6,8 @@
 //! - [`split_by_partition`] groups a batch's rows by their partition tuple under a spec.
 //! - [`AppendWriter`] streams batches into rolled data files, one open file per partition.
 //! - [`TableCreation`] builds a new table's first metadata (fresh field ids, partition spec,
-//!   sort order, properties, format version) and writes it; [`reachable_files`] lists what a
-//!   table's metadata reaches (for `DROP TABLE ... PURGE`).
+//!   sort order, properties, format version) and writes it; [`reachable_files`] (defined in
+//!   [`crate::maintenance`]) lists what a table's metadata reaches (for `DROP TABLE ... PURGE`).
 //! - [`IcebergSink`] is the DataFusion `DataSink` behind `INSERT INTO` (one fast append).
 
 mod append;
@@ -23,10 +23,13 @@ mod fanout;
 mod fanout_tests;
 mod sink;
 
+// Lives in `maintenance` (orphan removal builds on it); re-exported for existing callers.
+pub use crate::maintenance::reachable_files;
+
 pub(crate) use create::metadata_bytes;
 pub use create::{
     FORMAT_VERSION_PROPERTY, TableCreation, arrow_to_iceberg_type, assign_fresh_ids,
-    parse_partition_term, reachable_files, split_terms,
+    parse_partition_term, split_terms,
 };
 pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files};
 pub use append::{TARGET_FILE_SIZE_BYTES, TARGET_FILE_SIZE_DEFAULT, append_batches};

@@ -1,0 +1,18 @@
+//! Table maintenance (issue 8): work that looks after a table's files rather than its rows.
+//!
+//! - [`reachable_files`] lists every file a table's metadata reaches, found from the metadata
+//!   alone (used by `DROP TABLE ... PURGE` and by orphan removal).
+//! - [`remove_orphan_files`] deletes the files under a table's location that no metadata
+//!   reaches and that are older than a threshold: the leftovers of failed or crashed writes.
+//!   [`OrphanFiles`] holds its options (threshold, dry run, location), [`OrphanReport`] says
+//!   what was found and deleted.
+
+mod orphans;
+#[cfg(test)]
+mod orphans_tests;
+mod reachable;
+
+#[cfg(test)]
+use orphans::check_same_store;
+pub use orphans::{DEFAULT_ORPHAN_AGE_MS, OrphanFiles, OrphanReport, remove_orphan_files};
+pub use reachable::reachable_files;
