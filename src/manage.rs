@@ -83,6 +83,11 @@ impl SnapshotManager {
         Self { io, target }
     }
 
+    /// The table as its pointer says now.
+    pub async fn table(&self) -> Result<Table> {
+        self.load().await
+    }
+
     /// The table's current snapshot, as its pointer says now.
     pub async fn current_snapshot_id(&self) -> Result<Option<i64>> {
         Ok(self.load().await?.metadata().current_snapshot_id)

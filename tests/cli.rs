@@ -489,3 +489,65 @@ fn maintenance_commands_tag_branch_roll_back_and_expire() {
         stderr(&out)
     );
 }
+
+#[test]
+fn remove_orphans_deletes_only_old_unreferenced_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("wh");
+    assert!(
+        icefloe(&["demo", warehouse.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let db = warehouse.join("catalog.db");
+    let db = db.to_str().unwrap();
+    // A failed write's leftover, ten days old, and one of a write that may still commit.
+    let data = warehouse.join("db/orders/data");
+    let old = data.join("00000-crashed.parquet");
+    let young = data.join("00001-in-flight.parquet");
+    std::fs::write(&old, b"PAR1").unwrap();
+    std::fs::write(&young, b"PAR1").unwrap();
+    let ten_days = std::time::Duration::from_secs(10 * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - ten_days)
+        .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "remove-orphans",
+            "db.orders",
+            "--catalog",
+            db,
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        let out = icefloe(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<serde_json::Value>(stdout(&out).trim()).unwrap()
+    };
+    let dry = run(&["--dry-run"]);
+    let orphans = dry["orphan_files"].as_array().unwrap();
+    assert_eq!(orphans.len(), 1, "{dry}");
+    assert!(
+        orphans[0]
+            .as_str()
+            .unwrap()
+            .ends_with("00000-crashed.parquet")
+    );
+    assert!(old.exists());
+    let done = run(&[]);
+    assert_eq!(done["deleted"], 1);
+    assert!(!old.exists() && young.exists());
+    let out = icefloe(&[
+        "sql",
+        "--catalog",
+        db,
+        "--format",
+        "csv",
+        "SELECT count(*) AS n FROM db.orders",
+    ]);
+    assert_eq!(stdout(&out), "n\n5\n");
+}

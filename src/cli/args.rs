@@ -33,6 +33,26 @@ pub enum Command {
     Rollback(RollbackArgs),
     /// Expire snapshots by the table's retention policy and delete the files only they reach.
     Expire(ExpireArgs),
+    /// Delete the files under the table location that no metadata references (the leftovers
+    /// of failed writes), older than a threshold (default: 3 days).
+    RemoveOrphans(RemoveOrphansArgs),
+}
+
+/// Arguments of `icefloe remove-orphans`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RemoveOrphansArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// Only files last modified before TS (epoch ms or ISO-8601) can be orphans (default:
+    /// 3 days ago).
+    #[arg(long, value_name = "TS")]
+    pub older_than: Option<String>,
+
+    /// List the orphans; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Which table a maintenance command acts on, and how to find it.

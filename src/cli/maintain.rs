@@ -7,10 +7,13 @@ use std::sync::Arc;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use serde_json::{Value, json};
 
-use super::args::{ExpireArgs, RefArgs, ReportFormat, RollbackArgs, TableTarget, relocation_of};
+use super::args::{
+    ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat, RollbackArgs, TableTarget, relocation_of,
+};
 use super::{CliError, CliResult};
 use crate::catalog::SqliteCatalog;
 use crate::io::FileIO;
+use crate::maintenance::{OrphanFiles, remove_orphan_files};
 use crate::manage::{BranchRetention, ExpireSnapshots, SnapshotManager};
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
@@ -115,6 +118,45 @@ pub(super) async fn run_expire<W: Write>(args: &ExpireArgs, out: &mut W) -> CliR
         "expired_snapshot_ids": done.expired,
         "removed_refs": done.removed_refs,
         "deleted_files": done.deleted_files,
+    });
+    report(out, args.target.format, &text, object)
+}
+
+/// `icefloe remove-orphans`.
+pub(super) async fn run_remove_orphans<W: Write>(
+    args: &RemoveOrphansArgs,
+    out: &mut W,
+) -> CliResult<()> {
+    let table = manager(&args.target)?.table().await?;
+    let mut options = OrphanFiles::new();
+    if let Some(ts) = &args.older_than {
+        options = options.with_older_than_ms(parse_timestamp_ms(ts)?);
+    }
+    if args.dry_run {
+        options = options.dry_run();
+    }
+    let done = remove_orphan_files(&table, &options).await?;
+    let verb = if args.dry_run {
+        "would delete"
+    } else {
+        "deleted"
+    };
+    let mut text = format!(
+        "{verb} {} orphan file(s) of {} listed under {}",
+        done.orphan_files.len(),
+        done.listed,
+        done.location
+    );
+    for file in &done.orphan_files {
+        text.push_str(&format!("\n  {file}"));
+    }
+    let object = json!({
+        "action": "remove-orphans",
+        "dry_run": args.dry_run,
+        "orphan_files": done.orphan_files,
+        "deleted": done.deleted,
+        "listed": done.listed,
+        "recent_unreferenced": done.recent_unreferenced,
     });
     report(out, args.target.format, &text, object)
 }

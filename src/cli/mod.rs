@@ -79,6 +79,9 @@ pub async fn run(cli: Cli) -> CliResult<()> {
             maintain::run_rollback(&args, &mut std::io::stdout().lock()).await
         }
         Command::Expire(args) => maintain::run_expire(&args, &mut std::io::stdout().lock()).await,
+        Command::RemoveOrphans(args) => {
+            maintain::run_remove_orphans(&args, &mut std::io::stdout().lock()).await
+        }
     }
 }
 
