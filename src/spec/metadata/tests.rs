@@ -380,7 +380,10 @@ fn the_typed_fast_path_agrees_with_the_value_path_on_every_fixture() {
     let mut fast = 0;
     for path in fixture_files() {
         let bytes = std::fs::read(&path).unwrap();
-        let both = (TableMetadata::parse(&bytes), read::parse_values_only(&bytes));
+        let both = (
+            TableMetadata::parse(&bytes),
+            read::parse_values_only(&bytes),
+        );
         match both {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", path.display()),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{}", path.display()),
@@ -427,16 +430,50 @@ fn the_fast_path_gives_up_where_the_value_path_has_something_to_say() {
     }
     // Left to the value path, which names the problem.
     for (given, says) in [
-        (with(json!([snapshot(json!({"timestamp-ms": null}))]), log.clone()), "timestamp-ms"),
-        (with(json!([snapshot(json!({"snapshot-id": 1.5}))]), log.clone()), "snapshot-id"),
-        (with(json!([snapshot(json!({"summary": {"added-records": "5"}}))]), log.clone()), "operation"),
-        (with(json!([snapshot(json!({"summary": {"operation": "append", "x": [1]}}))]), log.clone()), "x"),
-        (with(json!([snapshot(json!({"schema-id": 1_i64 << 40}))]), log.clone()), "schema-id"),
-        (with(json!([snapshot(json!({}))]), json!([{"snapshot-id": 7}])), "timestamp-ms"),
+        (
+            with(
+                json!([snapshot(json!({"timestamp-ms": null}))]),
+                log.clone(),
+            ),
+            "timestamp-ms",
+        ),
+        (
+            with(json!([snapshot(json!({"snapshot-id": 1.5}))]), log.clone()),
+            "snapshot-id",
+        ),
+        (
+            with(
+                json!([snapshot(json!({"summary": {"added-records": "5"}}))]),
+                log.clone(),
+            ),
+            "operation",
+        ),
+        (
+            with(
+                json!([snapshot(
+                    json!({"summary": {"operation": "append", "x": [1]}})
+                )]),
+                log.clone(),
+            ),
+            "x",
+        ),
+        (
+            with(
+                json!([snapshot(json!({"schema-id": 1_i64 << 40}))]),
+                log.clone(),
+            ),
+            "schema-id",
+        ),
+        (
+            with(json!([snapshot(json!({}))]), json!([{"snapshot-id": 7}])),
+            "timestamp-ms",
+        ),
         (with(json!("not a list"), log.clone()), "snapshots"),
     ] {
         assert!(super::fast::split(given.as_bytes()).is_none(), "{given}");
-        let err = TableMetadata::parse(given.as_bytes()).unwrap_err().to_string();
+        let err = TableMetadata::parse(given.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(says), "{given}: {err}");
     }
 }
@@ -446,7 +483,10 @@ fn v2_minimal_with_snapshot() -> JsonValue {
     let mut v = v2();
     let o = v.as_object_mut().unwrap();
     o.insert("current-snapshot-id".into(), json!(7));
-    o.insert("refs".into(), json!({"main": {"snapshot-id": 7, "type": "branch"}}));
+    o.insert(
+        "refs".into(),
+        json!({"main": {"snapshot-id": 7, "type": "branch"}}),
+    );
     o.remove("statistics");
     o.remove("partition-statistics");
     v
