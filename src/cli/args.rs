@@ -36,6 +36,21 @@ pub enum Command {
     /// Delete the files under the table location that no metadata references (the leftovers
     /// of failed writes), older than a threshold (default: 3 days).
     RemoveOrphans(RemoveOrphansArgs),
+    /// Merge the current snapshot's small data manifests into manifests of a target size
+    /// (a `replace` snapshot; the rows do not change).
+    RewriteManifests(RewriteManifestsArgs),
+}
+
+/// Arguments of `icefloe rewrite-manifests`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RewriteManifestsArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// The size of the new manifests (default: commit.manifest.target-size-bytes, else 8 MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub target_size: Option<u64>,
 }
 
 /// Arguments of `icefloe remove-orphans`.

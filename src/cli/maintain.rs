@@ -8,12 +8,13 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use serde_json::{Value, json};
 
 use super::args::{
-    ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat, RollbackArgs, TableTarget, relocation_of,
+    ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat, RewriteManifestsArgs, RollbackArgs,
+    TableTarget, relocation_of,
 };
 use super::{CliError, CliResult};
 use crate::catalog::SqliteCatalog;
 use crate::io::FileIO;
-use crate::maintenance::{OrphanFiles, remove_orphan_files};
+use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
 use crate::manage::{BranchRetention, ExpireSnapshots, SnapshotManager};
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
@@ -161,19 +162,42 @@ pub(super) async fn run_remove_orphans<W: Write>(
     report(out, args.target.format, &text, object)
 }
 
+/// `icefloe rewrite-manifests`.
+pub(super) async fn run_rewrite_manifests<W: Write>(
+    args: &RewriteManifestsArgs,
+    out: &mut W,
+) -> CliResult<()> {
+    let (io, target) = write_target(&args.target)?;
+    let done = rewrite_manifests(&io, &target, args.target_size).await?;
+    let text = format!("rewrote {} manifest(s) into {}", done.rewritten, done.added);
+    let object = json!({
+        "action": "rewrite-manifests",
+        "rewritten": done.rewritten,
+        "added": done.added,
+        "snapshot_id": done.table.as_ref().and_then(|t| t.metadata().current_snapshot_id),
+    });
+    report(out, args.target.format, &text, object)
+}
+
 /// The manager of the table `target` names.
 fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
+    let (io, write) = write_target(target)?;
+    Ok(SnapshotManager::new(io, write))
+}
+
+/// Where the table `target` names lives, and the IO to reach it.
+fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget)> {
     let io = FileIO::new(
         Arc::new(RuntimeEnv::default()),
         relocation_of(&target.relocate),
     );
     if let Some(named) = target.tables.iter().find(|t| t.name == target.table) {
         let write = WriteTarget::directory(named.location.as_str());
-        return Ok(SnapshotManager::new(io, write));
+        return Ok((io, write));
     }
     let Some(db) = &target.catalog else {
         let write = WriteTarget::directory(target.table.as_str());
-        return Ok(SnapshotManager::new(io, write));
+        return Ok((io, write));
     };
     let (namespace, table) = match target.table.rsplit_once('.') {
         Some((ns, t)) if !ns.is_empty() && !t.is_empty() => (ns, t),
@@ -185,10 +209,7 @@ fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
         }
     };
     let catalog = Arc::new(SqliteCatalog::open(db, None, io.clone())?);
-    Ok(SnapshotManager::new(
-        io,
-        WriteTarget::catalog(catalog, namespace, table),
-    ))
+    Ok((io, WriteTarget::catalog(catalog, namespace, table)))
 }
 
 fn report<W: Write>(out: &mut W, format: ReportFormat, text: &str, object: Value) -> CliResult<()> {

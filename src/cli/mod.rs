@@ -82,6 +82,9 @@ pub async fn run(cli: Cli) -> CliResult<()> {
         Command::RemoveOrphans(args) => {
             maintain::run_remove_orphans(&args, &mut std::io::stdout().lock()).await
         }
+        Command::RewriteManifests(args) => {
+            maintain::run_rewrite_manifests(&args, &mut std::io::stdout().lock()).await
+        }
     }
 }
 

@@ -6,13 +6,19 @@
 //!   reaches and that are older than a threshold: the leftovers of failed or crashed writes.
 //!   [`OrphanFiles`] holds its options (threshold, dry run, location), [`OrphanReport`] says
 //!   what was found and deleted.
+//! - [`rewrite_manifests`] merges small data manifests into manifests of a target size, as a
+//!   `replace` snapshot.
 
 mod orphans;
 #[cfg(test)]
 mod orphans_tests;
 mod reachable;
+mod rewrite;
 
 #[cfg(test)]
 use orphans::check_same_store;
 pub use orphans::{DEFAULT_ORPHAN_AGE_MS, OrphanFiles, OrphanReport, remove_orphan_files};
 pub use reachable::reachable_files;
+pub use rewrite::{
+    MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_DEFAULT, RewriteReport, rewrite_manifests,
+};

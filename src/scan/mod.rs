@@ -18,4 +18,5 @@ pub use deletes::DeleteFileTask;
 pub use exec::plan_metric;
 pub use incremental::{IncrementalRange, plan_incremental_files};
 pub use manifests::{partition_type, read_manifest, read_manifest_list};
+pub(crate) use manifests::read_manifests;
 pub use plan::{FileScanTask, PlanStats, ScanPlan, plan_files};
