@@ -77,6 +77,19 @@ impl RetryPolicy {
         }
     }
 
+    /// The error of a commit to `target` that lost its race on every attempt (`attempt` is
+    /// the last one, 0-based).
+    fn exhausted(&self, target: &CommitTarget<'_>, attempt: u32) -> Error {
+        Error::CommitConflict {
+            table: target.name(),
+            reason: format!(
+                "another writer committed first {} times (commit.retry.num-retries = {})",
+                attempt + 1,
+                self.retries
+            ),
+        }
+    }
+
     /// The wait before retry `n` (0-based): doubling from the minimum, capped.
     fn wait(&self, n: u32) -> Duration {
         let factor = 2u32.saturating_pow(n.min(20));
@@ -173,14 +186,7 @@ pub async fn append(io: &FileIO, target: CommitTarget<'_>, append: AppendFiles) 
             }
             Err(AttemptError::Lost) => {
                 delete_all(io, &manifest_paths(&manifests)).await;
-                return Err(Error::CommitConflict {
-                    table: target.name(),
-                    reason: format!(
-                        "another writer committed first {} times (commit.retry.num-retries = {})",
-                        attempt + 1,
-                        policy.retries
-                    ),
-                });
+                return Err(policy.exhausted(&target, attempt));
             }
             Err(AttemptError::Failed(e)) => {
                 delete_all(io, &manifest_paths(&manifests)).await;
@@ -356,16 +362,7 @@ pub async fn commit_metadata_change(
                 attempt += 1;
                 (base_location, base) = target.load(io).await?;
             }
-            Err(AttemptError::Lost) => {
-                return Err(Error::CommitConflict {
-                    table: target.name(),
-                    reason: format!(
-                        "another writer committed first {} times (commit.retry.num-retries = {})",
-                        attempt + 1,
-                        policy.retries
-                    ),
-                });
-            }
+            Err(AttemptError::Lost) => return Err(policy.exhausted(&target, attempt)),
             Err(AttemptError::Failed(e)) => return Err(e),
         }
     }

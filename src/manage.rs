@@ -128,32 +128,27 @@ impl SnapshotManager {
 
     /// Points the existing tag `name` at `snapshot_id`, keeping its retention.
     pub async fn replace_tag(&self, name: &str, snapshot_id: i64) -> Result<Table> {
-        let name = name.to_string();
-        self.commit(move |base| {
-            let existing = base
-                .refs
-                .get(&name)
-                .filter(|r| matches!(r.retention, SnapshotRetention::Tag { .. }))
-                .ok_or_else(|| Error::not_found(format!("tag '{name}'")))?;
-            let moved = SnapshotReference {
-                snapshot_id,
-                retention: existing.retention.clone(),
-            };
-            base.with_ref(&name, moved, now_ms())
-        })
-        .await
+        self.replace_ref(name, snapshot_id, false).await
     }
 
     /// Points branch `name` at any `snapshot_id` (not only an ancestor or a descendant),
     /// keeping its retention; `main` moves the current snapshot.
     pub async fn replace_branch(&self, name: &str, snapshot_id: i64) -> Result<Table> {
+        self.replace_ref(name, snapshot_id, true).await
+    }
+
+    /// Points the existing branch (or tag) `name` at `snapshot_id`, keeping its retention.
+    async fn replace_ref(&self, name: &str, snapshot_id: i64, branch: bool) -> Result<Table> {
         let name = name.to_string();
         self.commit(move |base| {
             let existing = base
                 .refs
                 .get(&name)
-                .filter(|r| matches!(r.retention, SnapshotRetention::Branch { .. }))
-                .ok_or_else(|| Error::not_found(format!("branch '{name}'")))?;
+                .filter(|r| matches!(r.retention, SnapshotRetention::Branch { .. }) == branch)
+                .ok_or_else(|| {
+                    let kind = if branch { "branch" } else { "tag" };
+                    Error::not_found(format!("{kind} '{name}'"))
+                })?;
             let moved = SnapshotReference {
                 snapshot_id,
                 retention: existing.retention.clone(),

@@ -266,6 +266,11 @@ async fn branches_are_created_fast_forwarded_and_dropped_but_main_stays() {
         count_sum(&location, SnapshotSelector::Current).await,
         (4, 16)
     );
+    // Replacing moves a branch anywhere, keeping its retention; a tag is not a branch.
+    let table = m.replace_branch("dev", s[0]).await.unwrap();
+    assert_eq!(table.metadata().refs["dev"].snapshot_id, s[0]);
+    assert!(m.replace_branch("old", s[0]).await.is_err());
+    assert!(m.replace_tag("dev", s[0]).await.is_err());
     m.drop_ref("dev").await.unwrap();
     let err = m.drop_ref("main").await.unwrap_err();
     assert!(

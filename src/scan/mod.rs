@@ -17,6 +17,6 @@ pub use cache::{CacheStats, ManifestCache};
 pub use deletes::DeleteFileTask;
 pub use exec::plan_metric;
 pub use incremental::{IncrementalRange, plan_incremental_files};
-pub use manifests::{partition_type, read_manifest, read_manifest_list};
 pub(crate) use manifests::read_manifests;
+pub use manifests::{partition_type, read_manifest, read_manifest_list};
 pub use plan::{FileScanTask, PlanStats, ScanPlan, plan_files};
