@@ -38,6 +38,8 @@ pub struct AppendFiles {
     pub files: Vec<(i32, DataFile)>,
     /// The branch to commit to (`main` for the table's current state).
     pub branch: String,
+    /// Extra snapshot-summary properties (a cherry-pick's `source-snapshot-id`).
+    pub summary_properties: BTreeMap<String, String>,
 }
 
 impl AppendFiles {
@@ -46,6 +48,7 @@ impl AppendFiles {
         Self {
             files,
             branch: "main".to_string(),
+            summary_properties: BTreeMap::new(),
         }
     }
 }
@@ -276,7 +279,14 @@ async fn commit_attempt(
         timestamp_ms: now_ms().max(base.last_updated_ms),
         manifest_list: Some(list_path.clone()),
         manifests: None,
-        summary: Some(summary_with_engine(summary)),
+        summary: Some(summary_with_engine(Summary {
+            properties: summary
+                .properties
+                .into_iter()
+                .chain(append.summary_properties.clone())
+                .collect(),
+            ..summary
+        })),
         schema_id: Some(base.current_schema_id),
         first_row_id: None,
         added_rows: (base.format_version == FormatVersion::V3).then_some(added_rows),

@@ -19,11 +19,15 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::commit::{commit_metadata_change, now_ms};
+use crate::commit::{AppendFiles, commit_metadata_change, now_ms};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
+use crate::scan::{read_manifest, read_manifest_list};
 use crate::spec::retention::{RetentionDefaults, retention};
-use crate::spec::{SnapshotReference, SnapshotRetention, TableMetadata};
+use crate::spec::snapshot::Operation;
+use crate::spec::{
+    ManifestContent, ManifestStatus, SnapshotReference, SnapshotRetention, TableMetadata,
+};
 use crate::table::Table;
 use crate::write::{WriteTarget, reachable_files};
 
@@ -177,6 +181,58 @@ impl SnapshotManager {
             base.with_branch_moved(&branch, target, false, now_ms())
         })
         .await
+    }
+
+    /// Applies the append snapshot `snapshot_id` (typically staged on another branch, or left
+    /// off main by a rollback) to `main` as a new snapshot adding the same data files, with
+    /// `source-snapshot-id` in its summary. Only `append` snapshots can be cherry-picked, and
+    /// not one that is already an ancestor of main or was already picked onto it.
+    pub async fn cherry_pick(&self, snapshot_id: i64) -> Result<Table> {
+        let table = self.load().await?;
+        let metadata = table.metadata();
+        let source = metadata
+            .snapshot_by_id(snapshot_id)
+            .ok_or_else(|| Error::not_found(format!("snapshot {snapshot_id}")))?;
+        let operation = source.summary.as_ref().map(|s| &s.operation);
+        if operation != Some(&Operation::Append) {
+            return Err(Error::InvalidArgument(format!(
+                "snapshot {snapshot_id} is not an append ({}): only appends can be cherry-picked",
+                operation.map_or("no summary", |o| o.as_str())
+            )));
+        }
+        let picked = snapshot_id.to_string();
+        let already = metadata.ancestors_of_current().any(|s| {
+            s.snapshot_id == snapshot_id
+                || s.summary
+                    .as_ref()
+                    .and_then(|x| x.properties.get("source-snapshot-id"))
+                    == Some(&picked)
+        });
+        if already {
+            return Err(Error::InvalidArgument(format!(
+                "snapshot {snapshot_id} is already on main"
+            )));
+        }
+        let mut files = Vec::new();
+        for manifest in read_manifest_list(&self.io, metadata, source).await? {
+            if manifest.added_snapshot_id != snapshot_id
+                || manifest.content != ManifestContent::Data
+            {
+                continue;
+            }
+            let read = read_manifest(&self.io, metadata, &manifest).await?;
+            files.extend(
+                read.entries
+                    .into_iter()
+                    .filter(|e| e.status == ManifestStatus::Added)
+                    .map(|e| (manifest.partition_spec_id, e.data_file)),
+            );
+        }
+        let mut append = AppendFiles::new(files);
+        append
+            .summary_properties
+            .insert("source-snapshot-id".into(), picked);
+        crate::commit::append(&self.io, self.target.commit_target(), append).await
     }
 
     /// Makes `snapshot_id`, an ancestor of the current snapshot, current again.

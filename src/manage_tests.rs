@@ -280,3 +280,61 @@ async fn branches_are_created_fast_forwarded_and_dropped_but_main_stays() {
     let table = m.replace_tag("old", s[1]).await.unwrap();
     assert_eq!(table.metadata().refs["old"].snapshot_id, s[1]);
 }
+
+#[tokio::test]
+async fn an_append_staged_on_a_branch_is_cherry_picked_onto_main_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (location, s) = table_with_commits(dir.path(), &[1, 2]).await;
+    let m = manager(&location);
+    m.create_branch("staged", None, BranchRetention::default())
+        .await
+        .unwrap();
+    let staged = append(&location, 10, "staged").await;
+    let source = staged.metadata().refs["staged"].snapshot_id;
+    assert_eq!(
+        count_sum(&location, SnapshotSelector::Current).await,
+        (2, 3)
+    );
+    let picked = m.cherry_pick(source).await.unwrap();
+    let head = picked.metadata().current_snapshot().unwrap();
+    assert_eq!(head.parent_snapshot_id, Some(s[1]));
+    let summary = head.summary.as_ref().unwrap();
+    assert_eq!(summary.properties["source-snapshot-id"], source.to_string());
+    assert_eq!(summary.properties["added-records"], "1");
+    assert_eq!(
+        count_sum(&location, SnapshotSelector::Current).await,
+        (3, 13)
+    );
+    // Not twice, not an ancestor of main, not an unknown snapshot.
+    let err = m.cherry_pick(source).await.unwrap_err();
+    assert!(err.to_string().contains("already on main"), "{err}");
+    assert!(m.cherry_pick(s[0]).await.is_err());
+    assert!(matches!(
+        m.cherry_pick(42).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+}
+
+#[tokio::test]
+async fn only_appends_are_cherry_picked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (location, _) = table_with_commits(dir.path(), &[1, 2]).await;
+    let target = WriteTarget::directory(location.as_str());
+    let rewritten = crate::maintenance::rewrite_manifests(&FileIO::default(), &target, None)
+        .await
+        .unwrap()
+        .table
+        .unwrap();
+    let replace = rewritten.metadata().current_snapshot_id.unwrap();
+    // Roll back so the replace is off main, then try to pick it.
+    let m = manager(&location);
+    let parent = rewritten
+        .metadata()
+        .current_snapshot()
+        .unwrap()
+        .parent_snapshot_id
+        .unwrap();
+    m.rollback_to_snapshot(parent).await.unwrap();
+    let err = m.cherry_pick(replace).await.unwrap_err();
+    assert!(err.to_string().contains("not an append (replace)"), "{err}");
+}
