@@ -87,6 +87,16 @@ impl SnapshotManager {
         Self { io, target }
     }
 
+    /// The IO the manager reads and writes through.
+    pub fn io(&self) -> &FileIO {
+        &self.io
+    }
+
+    /// Where the table's pointer lives.
+    pub fn target(&self) -> &WriteTarget {
+        &self.target
+    }
+
     /// The table as its pointer says now.
     pub async fn table(&self) -> Result<Table> {
         self.load().await

@@ -80,7 +80,7 @@ use crate::write::{TableCreation, append_batches};
 pub use dialect::{IcebergDialect, parse_statements};
 pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
-pub use procedures::{IcebergExpireSnapshotsFunction, IcebergRollbackFunction};
+pub use procedures::{IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRollbackFunction};
 pub use time_travel::TimeTravelPlanner;
 
 use refs::RefsCatalog;
@@ -120,6 +120,9 @@ pub fn register(ctx: &SessionContext) {
         "iceberg_rollback_to_snapshot",
         Arc::new(procedures::IcebergRollbackFunction),
     );
+    for (name, procedure) in procedures::IcebergProcedure::ALL {
+        ctx.register_udtf(name, Arc::new(procedure));
+    }
     wrap_default_catalog(ctx);
 }
 

@@ -129,6 +129,215 @@ impl TableFunctionImpl for IcebergRollbackFunction {
     }
 }
 
+/// The other maintenance operations as table functions, each returning one row of what it
+/// did (`action`, `detail`):
+///
+/// | function | arguments |
+/// |---|---|
+/// | `iceberg_create_branch` / `iceberg_create_tag` | `'<table>', '<name>' [, <snapshot id>]` |
+/// | `iceberg_drop_ref` | `'<table>', '<name>'` |
+/// | `iceberg_fast_forward` | `'<table>', '<branch>', '<to ref>'` |
+/// | `iceberg_cherry_pick` | `'<table>', <snapshot id>` |
+/// | `iceberg_rewrite_manifests` | `'<table>' [, <target size bytes>]` |
+/// | `iceberg_remove_orphan_files` | `'<table>' [, <older than>] [, <dry run>]` |
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IcebergProcedure {
+    /// `iceberg_create_branch`.
+    CreateBranch,
+    /// `iceberg_create_tag`.
+    CreateTag,
+    /// `iceberg_drop_ref`.
+    DropRef,
+    /// `iceberg_fast_forward`.
+    FastForward,
+    /// `iceberg_cherry_pick`.
+    CherryPick,
+    /// `iceberg_rewrite_manifests`.
+    RewriteManifests,
+    /// `iceberg_remove_orphan_files`.
+    RemoveOrphanFiles,
+}
+
+impl IcebergProcedure {
+    /// Every procedure with its SQL name.
+    pub const ALL: [(&'static str, IcebergProcedure); 7] = [
+        ("iceberg_create_branch", Self::CreateBranch),
+        ("iceberg_create_tag", Self::CreateTag),
+        ("iceberg_drop_ref", Self::DropRef),
+        ("iceberg_fast_forward", Self::FastForward),
+        ("iceberg_cherry_pick", Self::CherryPick),
+        ("iceberg_rewrite_manifests", Self::RewriteManifests),
+        ("iceberg_remove_orphan_files", Self::RemoveOrphanFiles),
+    ];
+
+    fn usage(self) -> (&'static str, usize, usize) {
+        match self {
+            Self::CreateBranch => (
+                "iceberg_create_branch('<table>', '<name>' [, <snapshot id>])",
+                2,
+                3,
+            ),
+            Self::CreateTag => (
+                "iceberg_create_tag('<table>', '<name>' [, <snapshot id>])",
+                2,
+                3,
+            ),
+            Self::DropRef => ("iceberg_drop_ref('<table>', '<name>')", 2, 2),
+            Self::FastForward => (
+                "iceberg_fast_forward('<table>', '<branch>', '<to ref>')",
+                3,
+                3,
+            ),
+            Self::CherryPick => ("iceberg_cherry_pick('<table>', <snapshot id>)", 2, 2),
+            Self::RewriteManifests => (
+                "iceberg_rewrite_manifests('<table>' [, <target size bytes>])",
+                1,
+                2,
+            ),
+            Self::RemoveOrphanFiles => (
+                "iceberg_remove_orphan_files('<table>' [, <older than>] [, <dry run>])",
+                1,
+                3,
+            ),
+        }
+    }
+}
+
+impl TableFunctionImpl for IcebergProcedure {
+    fn call_with_args(&self, args: TableFunctionArgs) -> DFResult<Arc<dyn TableProvider>> {
+        let (usage, least, most) = self.usage();
+        let values = literals(args.exprs(), least, most, usage)?;
+        let manager = manager(args.session(), &values[0], usage)?;
+        let name = |i: usize| -> DFResult<String> {
+            match values.get(i).and_then(string) {
+                Some(s) => Ok(s.to_string()),
+                None => plan_err!("argument {} must be a string: {usage}", i + 1),
+            }
+        };
+        let optional_integer = |i: usize, what: &str| -> DFResult<Option<i64>> {
+            match values.get(i).filter(|v| !v.is_null()) {
+                Some(v) => integer(v, what).map(Some),
+                None => Ok(None),
+            }
+        };
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("action", DataType::Utf8, false),
+            Field::new("detail", DataType::Utf8, false),
+        ]));
+        let kind = *self;
+        let mut call = ProcedureCall::default();
+        match kind {
+            Self::CreateBranch | Self::CreateTag | Self::DropRef => {
+                call.names = vec![name(1)?];
+                call.number = optional_integer(2, "snapshot id")?;
+            }
+            Self::FastForward => call.names = vec![name(1)?, name(2)?],
+            Self::CherryPick => call.number = optional_integer(1, "snapshot id")?,
+            Self::RewriteManifests => call.number = optional_integer(1, "target size")?,
+            Self::RemoveOrphanFiles => {
+                if let Some(v) = values.get(1).filter(|v| !v.is_null()) {
+                    call.number = Some(timestamp(v)?);
+                }
+                call.dry_run = match values.get(2) {
+                    None => false,
+                    Some(ScalarValue::Boolean(Some(b))) => *b,
+                    Some(other) => return plan_err!("dry run must be true or false, got {other}"),
+                };
+            }
+        }
+        let run_schema = Arc::clone(&schema);
+        lazy(schema, move || {
+            let (manager, call, schema) = (manager.clone(), call.clone(), Arc::clone(&run_schema));
+            Box::pin(async move {
+                let (action, detail) = run_procedure(kind, &manager, &call).await?;
+                let columns: Vec<ArrayRef> = vec![
+                    Arc::new(StringArray::from(vec![action])),
+                    Arc::new(StringArray::from(vec![detail])),
+                ];
+                Ok(RecordBatch::try_new(schema, columns)?)
+            })
+        })
+    }
+}
+
+/// The arguments of a procedure call after the table: names, a number (snapshot id, size or
+/// time), a dry-run flag.
+#[derive(Debug, Clone, Default)]
+struct ProcedureCall {
+    names: Vec<String>,
+    number: Option<i64>,
+    dry_run: bool,
+}
+
+/// Runs one procedure; `(action, detail)` for its result row.
+async fn run_procedure(
+    kind: IcebergProcedure,
+    manager: &SnapshotManager,
+    call: &ProcedureCall,
+) -> crate::Result<(String, String)> {
+    use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
+    use crate::manage::BranchRetention;
+    let name = |i: usize| call.names.get(i).cloned().unwrap_or_default();
+    let (text, number) = (name(0), call.number);
+    Ok(match kind {
+        IcebergProcedure::CreateBranch => {
+            let t = manager
+                .create_branch(&text, number, BranchRetention::default())
+                .await?;
+            let at = t.metadata().refs[&text].snapshot_id;
+            ("create branch".into(), format!("{text} at {at}"))
+        }
+        IcebergProcedure::CreateTag => {
+            let t = manager.create_tag(&text, number, None).await?;
+            let at = t.metadata().refs[&text].snapshot_id;
+            ("create tag".into(), format!("{text} at {at}"))
+        }
+        IcebergProcedure::DropRef => {
+            manager.drop_ref(&text).await?;
+            ("drop ref".into(), text)
+        }
+        IcebergProcedure::FastForward => {
+            let (branch, to) = (name(0), name(1));
+            let t = manager.fast_forward(&branch, &to).await?;
+            let at = t.metadata().refs[&branch].snapshot_id;
+            ("fast forward".into(), format!("{branch} at {at}"))
+        }
+        IcebergProcedure::CherryPick => {
+            let id = number.unwrap_or_default();
+            let t = manager.cherry_pick(id).await?;
+            let head = t.metadata().current_snapshot_id.unwrap_or_default();
+            ("cherry pick".into(), format!("{id} as {head}"))
+        }
+        IcebergProcedure::RewriteManifests => {
+            let size = number.and_then(|n| u64::try_from(n).ok());
+            let done = rewrite_manifests(manager.io(), manager.target(), size).await?;
+            (
+                "rewrite manifests".into(),
+                format!("{} into {}", done.rewritten, done.added),
+            )
+        }
+        IcebergProcedure::RemoveOrphanFiles => {
+            let mut options = OrphanFiles::new();
+            if let Some(ms) = number {
+                options = options.with_older_than_ms(ms);
+            }
+            if call.dry_run {
+                options = options.dry_run();
+            }
+            let table = manager.table().await?;
+            let done = remove_orphan_files(&table, &options).await?;
+            (
+                "remove orphan files".into(),
+                format!(
+                    "{} orphan(s), {} deleted",
+                    done.orphan_files.len(),
+                    done.deleted
+                ),
+            )
+        }
+    })
+}
+
 /// The work of a call, run once per read of its result.
 type Work = dyn Fn() -> BoxFuture<'static, DFResult<RecordBatch>> + Send + Sync;
 

@@ -158,3 +158,113 @@ async fn rollback_by_table_function_in_a_directory_and_in_a_catalog() {
         "+---+\n| n |\n+---+\n| 1 |\n+---+"
     );
 }
+
+/// The single `detail` of a procedure's result row.
+async fn detail(ctx: &SessionContext, sql: &str) -> String {
+    let batches = crate::sql::sql(ctx, sql)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let column = batches[0]
+        .column(1)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap();
+    column.value(0).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_maintenance_operation_is_a_table_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, s) = table(dir.path(), &[1, 2, 3]).await;
+    let ctx = SessionContext::new();
+    crate::sql::register(&ctx);
+    assert_eq!(
+        detail(
+            &ctx,
+            &format!("SELECT * FROM iceberg_create_tag('{t}', 'v1', {})", s[0])
+        )
+        .await,
+        format!("v1 at {}", s[0])
+    );
+    assert_eq!(
+        detail(
+            &ctx,
+            &format!(
+                "SELECT * FROM iceberg_create_branch('{t}', 'dev', {})",
+                s[0]
+            )
+        )
+        .await,
+        format!("dev at {}", s[0])
+    );
+    assert_eq!(
+        detail(
+            &ctx,
+            &format!("SELECT * FROM iceberg_fast_forward('{t}', 'dev', 'main')")
+        )
+        .await,
+        format!("dev at {}", s[2])
+    );
+    assert_eq!(
+        detail(
+            &ctx,
+            &format!("SELECT * FROM iceberg_drop_ref('{t}', 'dev')")
+        )
+        .await,
+        "dev"
+    );
+    let m = Table::load(FileIO::default(), &t).await.unwrap();
+    assert!(!m.metadata().refs.contains_key("dev"));
+    assert_eq!(m.metadata().refs["v1"].snapshot_id, s[0]);
+    // Off main by a rollback, the third append comes back by cherry-pick.
+    rows(
+        &ctx,
+        &format!(
+            "SELECT * FROM iceberg_rollback_to_snapshot('{t}', {})",
+            s[1]
+        ),
+    )
+    .await;
+    let picked = detail(
+        &ctx,
+        &format!("SELECT * FROM iceberg_cherry_pick('{t}', {})", s[2]),
+    )
+    .await;
+    assert!(picked.starts_with(&format!("{} as ", s[2])), "{picked}");
+    // Three manifests (two appends and the pick) become one.
+    let rewritten = detail(
+        &ctx,
+        &format!("SELECT * FROM iceberg_rewrite_manifests('{t}')"),
+    )
+    .await;
+    assert_eq!(rewritten, "3 into 1");
+    let current = Table::load(FileIO::default(), &t).await.unwrap();
+    let ctx2 = SessionContext::new();
+    let provider =
+        crate::IcebergTableProvider::try_new(current, crate::spec::SnapshotSelector::Current)
+            .unwrap();
+    ctx2.register_table("x", Arc::new(provider)).unwrap();
+    assert_eq!(
+        rows(&ctx2, "SELECT count(*) AS n, sum(id) AS s FROM x").await,
+        "+---+---+\n| n | s |\n+---+---+\n| 3 | 6 |\n+---+---+"
+    );
+    // A stray file is an orphan once the cutoff is after it.
+    std::fs::write(dir.path().join("data/stray.parquet"), b"PAR1").unwrap();
+    let later = now_ms() + 86_400_000;
+    let dry = detail(
+        &ctx,
+        &format!("SELECT * FROM iceberg_remove_orphan_files('{t}', {later}, true)"),
+    )
+    .await;
+    assert_eq!(dry, "1 orphan(s), 0 deleted");
+    let done = detail(
+        &ctx,
+        &format!("SELECT * FROM iceberg_remove_orphan_files('{t}', {later})"),
+    )
+    .await;
+    assert_eq!(done, "1 orphan(s), 1 deleted");
+    assert!(!dir.path().join("data/stray.parquet").exists());
+}
