@@ -49,6 +49,42 @@ pub struct BranchRetention {
     pub max_ref_age_ms: Option<i64>,
 }
 
+/// A callback told `(done, total)` as long work advances (the CLI draws a progress bar).
+#[derive(Clone, Default)]
+pub struct Progress(Option<Arc<dyn Fn(usize, usize) + Send + Sync>>);
+
+impl Progress {
+    /// A progress callback.
+    pub fn new(report: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(report)))
+    }
+
+    fn report(&self, done: usize, total: usize) {
+        if let Some(report) = &self.0 {
+            report(done, total);
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(..)"
+        } else {
+            "Progress(none)"
+        })
+    }
+}
+
+/// Progress callbacks do not make options differ.
+impl PartialEq for Progress {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Progress {}
+
 /// What [`SnapshotManager::expire_snapshots`] expires beyond the retention policy, and how.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExpireSnapshots {
@@ -65,6 +101,8 @@ pub struct ExpireSnapshots {
     pub dry_run: bool,
     /// The time the policy is evaluated at (default: now).
     pub now_ms: Option<i64>,
+    /// Told `(deleted, total)` while files are deleted.
+    pub progress: Progress,
 }
 
 /// What an expiration did (or, dry, would do).
@@ -322,9 +360,10 @@ impl SnapshotManager {
             .cloned()
             .collect();
         if !options.dry_run {
-            for path in &deleted_files {
+            for (done, path) in deleted_files.iter().enumerate() {
                 // Best effort: the commit stands; a file left behind is an orphan.
                 let _ = self.io.delete(path).await;
+                options.progress.report(done + 1, deleted_files.len());
             }
         }
         Ok(ExpireReport {

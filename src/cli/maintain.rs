@@ -15,9 +15,10 @@ use super::{CliError, CliResult};
 use crate::catalog::SqliteCatalog;
 use crate::io::FileIO;
 use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
-use crate::manage::{BranchRetention, ExpireSnapshots, SnapshotManager};
+use crate::manage::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Which kind of ref `branch` / `tag` manage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,8 +87,21 @@ pub(super) async fn run_expire<W: Write>(args: &ExpireArgs, out: &mut W) -> CliR
         snapshot_ids: args.snapshots.clone(),
         dry_run: args.dry_run,
         now_ms: None,
+        progress: Progress::default(),
     };
-    let done = manager.expire_snapshots(&options).await?;
+    let bar = bar("expiring snapshots");
+    let drawn = bar.clone();
+    let options = ExpireSnapshots {
+        progress: Progress::new(move |done, total| {
+            drawn.set_length(total as u64);
+            drawn.set_position(done as u64);
+            drawn.set_message("deleting files");
+        }),
+        ..options
+    };
+    let done = manager.expire_snapshots(&options).await;
+    bar.finish_and_clear();
+    let done = done?;
     let verb = if args.dry_run {
         "would expire"
     } else {
@@ -136,7 +150,10 @@ pub(super) async fn run_remove_orphans<W: Write>(
     if args.dry_run {
         options = options.dry_run();
     }
-    let done = remove_orphan_files(&table, &options).await?;
+    let bar = bar("looking for orphan files");
+    let done = remove_orphan_files(&table, &options).await;
+    bar.finish_and_clear();
+    let done = done?;
     let verb = if args.dry_run {
         "would delete"
     } else {
@@ -168,7 +185,10 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
     out: &mut W,
 ) -> CliResult<()> {
     let (io, target) = write_target(&args.target)?;
-    let done = rewrite_manifests(&io, &target, args.target_size).await?;
+    let bar = bar("rewriting manifests");
+    let done = rewrite_manifests(&io, &target, args.target_size).await;
+    bar.finish_and_clear();
+    let done = done?;
     let text = format!("rewrote {} manifest(s) into {}", done.rewritten, done.added);
     let object = json!({
         "action": "rewrite-manifests",
@@ -177,6 +197,19 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
         "snapshot_id": done.table.as_ref().and_then(|t| t.metadata().current_snapshot_id),
     });
     report(out, args.target.format, &text, object)
+}
+
+/// A progress bar on stderr, ticking while long work runs (a spinner until the work knows
+/// its total); drawn only on a terminal.
+fn bar(message: &'static str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {wide_bar} {pos}/{len}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
 }
 
 /// The manager of the table `target` names.
