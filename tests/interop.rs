@@ -348,4 +348,15 @@ async fn snapshot_management_agrees_with_pyiceberg() {
     let ours = icefloe_state(&catalog, &ctx).await;
     assert_eq!(ours["refs"]["from_pyiceberg"]["snapshot_id"], ids[1]);
     assert_eq!(pyiceberg_state(&python, warehouse, "db.mixed"), ours);
+    // PyIceberg rolls back to the first snapshot, drops the tag on it and expires the second
+    // (its ref moved away first: dev and from_pyiceberg point at it, so drop them in icefloe).
+    manager.drop_ref("dev").await.unwrap();
+    manager.drop_ref("from_pyiceberg").await.unwrap();
+    let (first, second) = (ids[0].to_string(), ids[1].to_string());
+    interop_py(&python, &["pyops", warehouse, "db.mixed", &first, &second]);
+    let ours = icefloe_state(&catalog, &ctx).await;
+    assert_eq!(ours["current"], ids[0]);
+    assert_eq!(ours["snapshots"], serde_json::json!([ids[0]]));
+    assert!(ours["refs"].get("v1").is_none(), "{ours}");
+    assert_eq!(pyiceberg_state(&python, warehouse, "db.mixed"), ours);
 }

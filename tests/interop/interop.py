@@ -11,6 +11,7 @@
                                              that throws past its API ends the process)
     interop.py state WAREHOUSE TABLE OUT     PyIceberg's view of the table's history as JSON
     interop.py tag WAREHOUSE TABLE NAME      PyIceberg tags the current snapshot
+    interop.py pyops WAREHOUSE TABLE ID X    PyIceberg rolls back to ID, drops tag v1, expires X
 
 Expected rows are the plan's inputs (written here, not by icefloe). Exit status 1 on any
 mismatch, after printing every check.
@@ -289,6 +290,15 @@ def tag(warehouse, name, tag_name):
     table.manage_snapshots().create_tag(table.current_snapshot().snapshot_id, tag_name).commit()
 
 
+def pyops(warehouse, name, rollback_to, expire_id):
+    """PyIceberg rolls the table back to ROLLBACK_TO, removes the tag `v1`, then expires
+    snapshot EXPIRE_ID."""
+    table = catalog(warehouse).load_table(name)
+    table.manage_snapshots().rollback_to_snapshot(int(rollback_to)).remove_tag("v1").commit()
+    table = catalog(warehouse).load_table(name)
+    table.maintenance.expire_snapshots().by_id(int(expire_id)).commit()
+
+
 def main(argv):
     command, *args = argv
     if command == "setup":
@@ -303,6 +313,8 @@ def main(argv):
         state(*args)
     elif command == "tag":
         tag(*args)
+    elif command == "pyops":
+        pyops(*args)
     else:
         print(__doc__)
         return 2
