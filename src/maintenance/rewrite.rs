@@ -7,6 +7,7 @@
 //! EXISTING entries), so delete files apply to them exactly as before. Delete manifests are
 //! kept as they are.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
@@ -21,7 +22,9 @@ use crate::spec::manifest_writer::{write_manifest, write_manifest_list};
 use crate::spec::metadata::update::new_snapshot_id;
 use crate::spec::partition_summary::summarize;
 use crate::spec::snapshot::{Operation, Summary};
-use crate::spec::{ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, Snapshot};
+use crate::spec::{
+    Literal, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, Snapshot,
+};
 use crate::table::Table;
 use crate::write::WriteTarget;
 
@@ -44,7 +47,8 @@ pub struct RewriteReport {
 
 /// Merges the current snapshot's data manifests of each partition spec into manifests of about
 /// `target_size_bytes` (default: `commit.manifest.target-size-bytes`, else 8 MiB) and commits
-/// the result as a `replace` snapshot on `main`. A spec with a single manifest is left alone.
+/// the result as a `replace` snapshot on `main`. A spec with a single manifest no larger than
+/// the target is left alone; a larger one is split. Entries are sorted by partition first.
 /// When another writer commits first, the rewrite fails with [`Error::CommitConflict`] and
 /// its files are deleted (run it again).
 pub async fn rewrite_manifests(
@@ -89,7 +93,9 @@ pub async fn rewrite_manifests(
     let mut written: Vec<ManifestFile> = Vec::new();
     let mut rewritten = 0;
     for (spec_id, manifests) in by_spec {
-        if manifests.len() < 2 {
+        let too_big =
+            |m: &ManifestFile| u64::try_from(m.manifest_length).unwrap_or(0) > target_size;
+        if manifests.len() < 2 && !manifests.iter().any(too_big) {
             kept.extend(manifests);
             continue;
         }
@@ -102,7 +108,7 @@ pub async fn rewrite_manifests(
             .map(|m| u64::try_from(m.manifest_length).unwrap_or(0))
             .sum();
         let decoded = read_manifests(io, metadata, &manifests).await?;
-        let entries: Vec<ManifestEntry> = decoded
+        let mut entries: Vec<ManifestEntry> = decoded
             .into_iter()
             .flat_map(|m| m.entries)
             .filter(ManifestEntry::is_alive)
@@ -111,6 +117,8 @@ pub async fn rewrite_manifests(
                 e
             })
             .collect();
+        // Sorted by partition, each new manifest covers a narrow range that stage 1 can skip.
+        entries.sort_by(|a, b| partition_order(&a.data_file.partition, &b.data_file.partition));
         rewritten += manifests.len();
         // Entries per new manifest, from the average size of an entry in the old ones.
         let per_entry = (bytes / (entries.len().max(1) as u64)).max(1);
@@ -227,6 +235,22 @@ pub async fn rewrite_manifests(
             Err(e)
         }
     }
+}
+
+/// Partition tuples in order: field by field, NULL first, values by their type's order.
+fn partition_order(a: &[Option<Literal>], b: &[Option<Literal>]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let order = match (x, y) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some(x), Some(y)) => x.partial_cmp_same_type(y).unwrap_or(Ordering::Equal),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 async fn delete_manifests(io: &FileIO, manifests: &[ManifestFile]) {

@@ -97,8 +97,8 @@ async fn many_small_manifests_become_one_with_the_same_rows() {
     // The old state still reads as it was.
     let old = SnapshotSelector::SnapshotId(last_append);
     assert_eq!(scan(&location, old).await, (6, 21, 6));
-    // A second rewrite finds one manifest per spec: nothing to merge.
-    let report = rewrite_manifests(&io, &target, Some(1)).await.unwrap();
+    // A second rewrite finds one small manifest per spec: nothing to merge or split.
+    let report = rewrite_manifests(&io, &target, None).await.unwrap();
     assert_eq!(report.rewritten, 0, "one manifest left: nothing to merge");
 }
 
@@ -113,4 +113,35 @@ async fn a_small_target_size_gives_several_manifests() {
     // One entry per manifest at most: 4 manifests rewritten into 4.
     assert_eq!((report.rewritten, report.added), (4, 4));
     assert_eq!(scan(&location, SnapshotSelector::Current).await, (4, 10, 4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_bigger_than_the_target_is_split_by_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = table(dir.path(), &[]).await;
+    // One commit of eight rows: one manifest with a file per bucket of k.
+    let io = FileIO::default();
+    let current = Table::load(io.clone(), &location).await.unwrap();
+    let arrow = Arc::new(schema_to_arrow(current.metadata().current_schema()).unwrap());
+    let column = Arc::new(Int64Array::from((1..=8).collect::<Vec<i64>>()));
+    let batch = RecordBatch::try_new(arrow, vec![column.clone(), column]).unwrap();
+    let target = CommitTarget::Directory {
+        location: &location,
+    };
+    append_batches(&io, target, &[batch], "main").await.unwrap();
+    assert_eq!(scan(&location, SnapshotSelector::Current).await, (8, 36, 1));
+    let write = WriteTarget::directory(location.as_str());
+    let report = rewrite_manifests(&io, &write, Some(1)).await.unwrap();
+    assert_eq!((report.rewritten, report.added), (1, 2));
+    // Each new manifest holds one bucket: its partition summary is a single value.
+    let after = report.table.unwrap();
+    let snapshot = after.metadata().current_snapshot().unwrap();
+    for m in read_manifest_list(&io, after.metadata(), snapshot)
+        .await
+        .unwrap()
+    {
+        let summary = &m.partitions.unwrap()[0];
+        assert_eq!(summary.lower_bound, summary.upper_bound);
+    }
+    assert_eq!(scan(&location, SnapshotSelector::Current).await, (8, 36, 2));
 }
