@@ -7,6 +7,7 @@
 //! the end, listing them all.
 
 mod bad_input;
+mod expire;
 mod external;
 mod harness_selftest;
 mod inspect;
@@ -55,5 +56,13 @@ async fn pyiceberg_metadata_tables_match_inspect() {
 async fn external_metadata_tables_hold_invariants() {
     let root = FixtureRoot::from_env();
     let report = inspect_external::check_all(&root).await;
+    report.finish(&root);
+}
+
+/// Expiring every PyIceberg fixture table leaves its kept snapshots answering as the oracle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_fixture_tables_keep_their_answers() {
+    let root = FixtureRoot::from_env();
+    let report = expire::check_all(&root).await;
     report.finish(&root);
 }

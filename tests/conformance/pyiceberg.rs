@@ -24,7 +24,7 @@ pub const WRITTEN_AT: &str = "file:///data/lake/wh1";
 #[derive(Debug, Deserialize)]
 pub struct Oracle {
     pub identifier: String,
-    metadata_location: String,
+    pub metadata_location: String,
     #[serde(default)]
     schemas: Vec<Value>,
     #[serde(default)]
