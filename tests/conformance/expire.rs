@@ -11,7 +11,7 @@ use icefloe::manage::{ExpireSnapshots, SnapshotManager};
 use icefloe::spec::SnapshotSelector;
 use icefloe::{FileIO, IcebergTableProvider, Relocation, Table, WriteTarget};
 
-use crate::pyiceberg::{Oracle, WRITTEN_AT, has_row_level_deletes, oracle_files};
+use crate::pyiceberg::{Oracle, WRITTEN_AT, check_aggregates, has_row_level_deletes, oracle_files};
 use crate::support::{self, FixtureRoot, Report};
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -27,13 +27,14 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-async fn count(table: &Table, id: i64) -> Result<i64, String> {
+/// A session with `t` = the table at snapshot `id`.
+fn session(table: &Table, id: i64) -> Result<SessionContext, String> {
     let ctx = SessionContext::new();
     let provider = IcebergTableProvider::try_new(table.clone(), SnapshotSelector::SnapshotId(id))
         .map_err(|e| e.to_string())?;
     ctx.register_table("t", Arc::new(provider))
         .map_err(|e| e.to_string())?;
-    support::count_rows(&ctx, None).await
+    Ok(ctx)
 }
 
 pub async fn check_all(root: &FixtureRoot) -> Report {
@@ -106,14 +107,22 @@ pub async fn check_all(root: &FixtureRoot) -> Report {
                 continue;
             }
             report.snapshots += 1;
-            match count(&after, snapshot.snapshot_id).await {
+            let at = format!("{context} @ {} (after expiration)", snapshot.snapshot_id);
+            let ctx = match session(&after, snapshot.snapshot_id) {
+                Ok(ctx) => ctx,
+                Err(e) => {
+                    report.mismatch(&at, e);
+                    continue;
+                }
+            };
+            match support::count_rows(&ctx, None).await {
                 Ok(n) if n == expected => {}
-                Ok(n) => report.mismatch(
-                    &format!("{context} @ {}", snapshot.snapshot_id),
-                    format!("count(*) after expiration: expected {expected}, got {n}"),
-                ),
-                Err(e) => report.mismatch(&format!("{context} @ {}", snapshot.snapshot_id), e),
+                Ok(n) => report.mismatch(&at, format!("count(*): expected {expected}, got {n}")),
+                Err(e) => report.mismatch(&at, e),
             }
+            // The oracle's per-column aggregates too (sums, min, max, null counts).
+            let types = oracle.types_of(snapshot);
+            check_aggregates(&mut report, &at, &ctx, &types, snapshot).await;
         }
     }
     if report.tables > 0 && expired == 0 {

@@ -149,6 +149,21 @@ pub struct TableUnderTest {
     pub warehouse: PathBuf,
 }
 
+impl Oracle {
+    /// Column name -> Iceberg type of the snapshot's schema.
+    pub fn types_of(&self, snapshot: &SnapshotOracle) -> Map<String, Value> {
+        snapshot
+            .schema_id
+            .and_then(|id| {
+                schema_columns(&self.schemas)
+                    .into_iter()
+                    .find(|(sid, _)| *sid == id)
+            })
+            .map(|(_, columns)| columns)
+            .unwrap_or_default()
+    }
+}
+
 impl TableUnderTest {
     /// Column name -> Iceberg type of the snapshot's schema.
     pub fn types_of(&self, snapshot: &SnapshotOracle) -> Map<String, Value> {
