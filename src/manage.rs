@@ -59,7 +59,8 @@ impl Progress {
         Self(Some(Arc::new(report)))
     }
 
-    fn report(&self, done: usize, total: usize) {
+    /// Tells the callback, if any.
+    pub fn report(&self, done: usize, total: usize) {
         if let Some(report) = &self.0 {
             report(done, total);
         }

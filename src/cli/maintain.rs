@@ -14,7 +14,7 @@ use super::args::{
 use super::{CliError, CliResult};
 use crate::catalog::SqliteCatalog;
 use crate::io::FileIO;
-use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
+use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests_with_progress};
 use crate::manage::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
@@ -151,6 +151,12 @@ pub(super) async fn run_remove_orphans<W: Write>(
         options = options.dry_run();
     }
     let bar = bar("looking for orphan files");
+    let drawn = bar.clone();
+    options.progress = Progress::new(move |done, total| {
+        drawn.set_length(total as u64);
+        drawn.set_position(done as u64);
+        drawn.set_message("deleting orphan files");
+    });
     let done = remove_orphan_files(&table, &options).await;
     bar.finish_and_clear();
     let done = done?;
@@ -186,7 +192,12 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
 ) -> CliResult<()> {
     let (io, target) = write_target(&args.target)?;
     let bar = bar("rewriting manifests");
-    let done = rewrite_manifests(&io, &target, args.target_size).await;
+    let drawn = bar.clone();
+    let progress = Progress::new(move |done, total| {
+        drawn.set_length(total as u64);
+        drawn.set_position(done as u64);
+    });
+    let done = rewrite_manifests_with_progress(&io, &target, args.target_size, &progress).await;
     bar.finish_and_clear();
     let done = done?;
     let text = format!("rewrote {} manifest(s) into {}", done.rewritten, done.added);

@@ -21,4 +21,5 @@ pub use orphans::{DEFAULT_ORPHAN_AGE_MS, OrphanFiles, OrphanReport, remove_orpha
 pub use reachable::reachable_files;
 pub use rewrite::{
     MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_DEFAULT, RewriteReport, rewrite_manifests,
+    rewrite_manifests_with_progress,
 };

@@ -21,6 +21,7 @@
 //! was loaded are not known to the walk, so only the threshold keeps them (Java's default, three
 //! days, is [`OrphanFiles::new`]'s).
 
+use crate::manage::Progress;
 use std::collections::BTreeSet;
 
 use futures::{StreamExt, TryStreamExt, stream};
@@ -62,6 +63,8 @@ pub struct OrphanFiles {
     /// The directory to clean (default: the table location). It must be at or under the table
     /// location and hold the table's current metadata file.
     pub location: Option<String>,
+    /// Told `(deleted, total)` while orphans are deleted.
+    pub progress: Progress,
 }
 
 impl Default for OrphanFiles {
@@ -78,6 +81,7 @@ impl OrphanFiles {
             older_than_ms: now_ms().saturating_sub(DEFAULT_ORPHAN_AGE_MS),
             dry_run: false,
             location: None,
+            progress: Progress::default(),
         }
     }
 
@@ -174,7 +178,7 @@ pub async fn remove_orphan_files(table: &Table, options: &OrphanFiles) -> Result
     }
     orphans.sort();
     if !options.dry_run {
-        report.deleted = delete_all(&root, &orphans).await?;
+        report.deleted = delete_all(&root, &orphans, &options.progress).await?;
     }
     report.orphan_files = orphans.into_iter().map(|(l, _)| l).collect();
     Ok(report)
@@ -286,7 +290,12 @@ fn is_hidden(relative: &str) -> bool {
 }
 
 /// Deletes exactly the listed objects, a few at a time; returns how many were deleted.
-async fn delete_all(root: &ResolvedLocation, orphans: &[(String, ObjectPath)]) -> Result<usize> {
+async fn delete_all(
+    root: &ResolvedLocation,
+    orphans: &[(String, ObjectPath)],
+    progress: &Progress,
+) -> Result<usize> {
+    let total = orphans.len();
     // Owned items: a closure over borrowed ones makes the future not `Send` (a rustc
     // limitation with higher-ranked lifetimes).
     stream::iter(orphans.iter().cloned())
@@ -297,7 +306,10 @@ async fn delete_all(root: &ResolvedLocation, orphans: &[(String, ObjectPath)]) -
             }
         })
         .buffer_unordered(DELETE_CONCURRENCY)
-        .try_fold(0, |n, ()| async move { Ok(n + 1) })
+        .try_fold(0, |n, ()| async move {
+            progress.report(n + 1, total);
+            Ok(n + 1)
+        })
         .await
 }
 

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use crate::commit::{commit_metadata_change, now_ms};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
-use crate::manage::SnapshotManager;
+use crate::manage::{Progress, SnapshotManager};
 use crate::scan::read_manifests;
 use crate::scan::{partition_type, read_manifest_list};
 use crate::spec::manifest_writer::{write_manifest, write_manifest_list};
@@ -55,6 +55,16 @@ pub async fn rewrite_manifests(
     io: &FileIO,
     target: &WriteTarget,
     target_size_bytes: Option<u64>,
+) -> Result<RewriteReport> {
+    rewrite_manifests_with_progress(io, target, target_size_bytes, &Progress::default()).await
+}
+
+/// [`rewrite_manifests`], telling `progress` `(written, to write)` as manifests are written.
+pub async fn rewrite_manifests_with_progress(
+    io: &FileIO,
+    target: &WriteTarget,
+    target_size_bytes: Option<u64>,
+    progress: &Progress,
 ) -> Result<RewriteReport> {
     let base = SnapshotManager::new(io.clone(), target.clone())
         .table()
@@ -125,7 +135,9 @@ pub async fn rewrite_manifests(
         let per_manifest = usize::try_from(target_size / per_entry)
             .unwrap_or(usize::MAX)
             .max(1);
+        let planned = written.len() + entries.len().div_ceil(per_manifest);
         for chunk in entries.chunks(per_manifest) {
+            progress.report(written.len(), planned);
             let avro = write_manifest(metadata, schema, spec, ManifestContent::Data, chunk)?;
             let path = format!(
                 "{}/metadata/{}-m{}.avro",

@@ -145,3 +145,38 @@ async fn a_manifest_bigger_than_the_target_is_split_by_partition() {
     }
     assert_eq!(scan(&location, SnapshotSelector::Current).await, (8, 36, 2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_work_reports_its_progress() {
+    use std::sync::Mutex;
+    let dir = tempfile::tempdir().unwrap();
+    let location = table(dir.path(), &[1, 2, 3]).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let progress = Progress::new(move |done, total| record.lock().unwrap().push((done, total)));
+    let target = WriteTarget::directory(location.as_str());
+    let io = FileIO::default();
+    rewrite_manifests_with_progress(&io, &target, Some(1), &progress)
+        .await
+        .unwrap();
+    // Three one-entry manifests rewritten one entry per manifest: told before each write.
+    assert_eq!(*seen.lock().unwrap(), [(0, 3), (1, 3), (2, 3)]);
+    // Orphan removal tells each deletion.
+    seen.lock().unwrap().clear();
+    for name in ["a", "b"] {
+        std::fs::write(
+            dir.path().join(format!("data/stray-{name}.parquet")),
+            b"PAR1",
+        )
+        .unwrap();
+    }
+    let table = Table::load(io, &location).await.unwrap();
+    let mut options =
+        crate::maintenance::OrphanFiles::new().with_older_than_ms(crate::commit::now_ms() + 60_000);
+    options.progress = progress;
+    let done = crate::maintenance::remove_orphan_files(&table, &options)
+        .await
+        .unwrap();
+    assert_eq!(done.deleted, 2);
+    assert_eq!(*seen.lock().unwrap(), [(1, 2), (2, 2)]);
+}
