@@ -90,13 +90,8 @@ pub(super) async fn run_expire<W: Write>(args: &ExpireArgs, out: &mut W) -> CliR
         progress: Progress::default(),
     };
     let bar = bar("expiring snapshots");
-    let drawn = bar.clone();
     let options = ExpireSnapshots {
-        progress: Progress::new(move |done, total| {
-            drawn.set_length(total as u64);
-            drawn.set_position(done as u64);
-            drawn.set_message("deleting files");
-        }),
+        progress: feed(&bar, "deleting files"),
         ..options
     };
     let done = manager.expire_snapshots(&options).await;
@@ -151,12 +146,7 @@ pub(super) async fn run_remove_orphans<W: Write>(
         options = options.dry_run();
     }
     let bar = bar("looking for orphan files");
-    let drawn = bar.clone();
-    options.progress = Progress::new(move |done, total| {
-        drawn.set_length(total as u64);
-        drawn.set_position(done as u64);
-        drawn.set_message("deleting orphan files");
-    });
+    options.progress = feed(&bar, "deleting orphan files");
     let done = remove_orphan_files(&table, &options).await;
     bar.finish_and_clear();
     let done = done?;
@@ -192,11 +182,7 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
 ) -> CliResult<()> {
     let (io, target) = write_target(&args.target)?;
     let bar = bar("rewriting manifests");
-    let drawn = bar.clone();
-    let progress = Progress::new(move |done, total| {
-        drawn.set_length(total as u64);
-        drawn.set_position(done as u64);
-    });
+    let progress = feed(&bar, "writing manifests");
     let done = rewrite_manifests_with_progress(&io, &target, args.target_size, &progress).await;
     bar.finish_and_clear();
     let done = done?;
@@ -221,6 +207,16 @@ fn bar(message: &'static str) -> ProgressBar {
     bar.set_message(message);
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
+}
+
+/// A progress callback that moves `bar`, showing `message` once counts arrive.
+fn feed(bar: &ProgressBar, message: &'static str) -> Progress {
+    let bar = bar.clone();
+    Progress::new(move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(message);
+    })
 }
 
 /// The manager of the table `target` names.
