@@ -331,16 +331,15 @@ async fn add_position_deletes(table: &Table) -> (String, i64) {
     fs::write(local(table, &list_path), &list).expect("write manifest list");
 
     let timestamp_ms = now_ms().max(md.last_updated_ms + 1);
-    let mut summary = Summary {
-        operation: Operation::Delete,
-        properties: Default::default(),
-    };
+    let mut summary = Summary::new(Operation::Delete, Default::default());
     for (key, value) in [
         ("added-delete-files", 1),
         ("added-position-delete-files", 1),
         ("added-position-deletes", deleted),
     ] {
-        summary.properties.insert(key.into(), value.to_string());
+        summary
+            .properties_mut()
+            .insert(key.into(), value.to_string());
     }
     new_md.snapshots.push(Snapshot {
         snapshot_id,

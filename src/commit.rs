@@ -252,7 +252,7 @@ async fn commit_attempt(
         })
         .collect();
     if let Some(parent) = parent {
-        listed.extend(read_manifest_list(io, base, parent).await?);
+        listed.extend(read_manifest_list(io, base, parent).await?.iter().cloned());
     }
     let list_path = format!(
         "{}/metadata/snap-{snapshot_id}-{}-{}.avro",
@@ -270,7 +270,10 @@ async fn commit_attempt(
     )?;
     io.write(&list_path, Bytes::from(list)).await?;
     let added: Vec<(i32, &DataFile)> = append.files.iter().map(|(s, f)| (*s, f)).collect();
-    let summary = append_summary(parent.and_then(|p| p.summary.as_ref()), &added);
+    let mut summary = append_summary(parent.and_then(|p| p.summary.as_ref()), &added);
+    summary
+        .properties_mut()
+        .extend(append.summary_properties.clone());
     let added_rows = added.iter().map(|(_, f)| f.record_count).sum();
     let snapshot = Snapshot {
         snapshot_id,
@@ -279,14 +282,7 @@ async fn commit_attempt(
         timestamp_ms: now_ms().max(base.last_updated_ms),
         manifest_list: Some(list_path.clone()),
         manifests: None,
-        summary: Some(summary_with_engine(Summary {
-            properties: summary
-                .properties
-                .into_iter()
-                .chain(append.summary_properties.clone())
-                .collect(),
-            ..summary
-        })),
+        summary: Some(summary_with_engine(summary)),
         schema_id: Some(base.current_schema_id),
         first_row_id: None,
         added_rows: (base.format_version == FormatVersion::V3).then_some(added_rows),
@@ -525,10 +521,9 @@ fn manifest_paths(manifests: &[ManifestFile]) -> Vec<String> {
 }
 
 fn summary_with_engine(mut summary: Summary) -> Summary {
-    summary
-        .properties
-        .insert("engine-name".into(), "icefloe".into());
-    summary.properties.insert(
+    let properties = summary.properties_mut();
+    properties.insert("engine-name".into(), "icefloe".into());
+    properties.insert(
         "engine-version".into(),
         env!("CARGO_PKG_VERSION").to_string(),
     );

@@ -125,9 +125,9 @@ async fn appends_commit_new_versions_that_reuse_earlier_manifests() {
     let (s1, s2) = (&m.snapshots[0], &m.snapshots[1]);
     assert_eq!(s2.parent_snapshot_id, Some(s1.snapshot_id));
     assert_eq!((s1.sequence_number, s2.sequence_number), (1, 2));
-    let summary = &s2.summary.as_ref().unwrap().properties;
-    assert_eq!(summary["added-records"], "1");
-    assert_eq!(summary["total-records"], "4");
+    let summary = s2.summary.as_ref().unwrap();
+    assert_eq!(summary.get("added-records"), Some("1"));
+    assert_eq!(summary.get("total-records"), Some("4"));
     // The second manifest list holds the new manifest and reuses the first one.
     let list1 = read_manifest_list(&io, m, s1).await.unwrap();
     let list2 = read_manifest_list(&io, m, s2).await.unwrap();
@@ -306,7 +306,11 @@ async fn catalog_commits_swap_the_pointer_and_concurrent_writers_lose_nothing() 
         .snapshots
         .iter()
         .map(|s| {
-            s.summary.as_ref().unwrap().properties["added-records"]
+            s.summary
+                .as_ref()
+                .unwrap()
+                .get("added-records")
+                .unwrap()
                 .parse::<i64>()
                 .unwrap()
         })

@@ -252,10 +252,8 @@ impl SnapshotManager {
         let picked = snapshot_id.to_string();
         let already = metadata.ancestors_of_current().any(|s| {
             s.snapshot_id == snapshot_id
-                || s.summary
-                    .as_ref()
-                    .and_then(|x| x.properties.get("source-snapshot-id"))
-                    == Some(&picked)
+                || s.summary.as_ref().and_then(|x| x.get("source-snapshot-id"))
+                    == Some(picked.as_str())
         });
         if already {
             return Err(Error::InvalidArgument(format!(
@@ -263,13 +261,13 @@ impl SnapshotManager {
             )));
         }
         let mut files = Vec::new();
-        for manifest in read_manifest_list(&self.io, metadata, source).await? {
+        for manifest in read_manifest_list(&self.io, metadata, source).await?.iter() {
             if manifest.added_snapshot_id != snapshot_id
                 || manifest.content != ManifestContent::Data
             {
                 continue;
             }
-            let read = read_manifest(&self.io, metadata, &manifest).await?;
+            let read = read_manifest(&self.io, metadata, manifest).await?;
             files.extend(
                 read.entries
                     .into_iter()

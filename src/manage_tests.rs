@@ -299,8 +299,11 @@ async fn an_append_staged_on_a_branch_is_cherry_picked_onto_main_once() {
     let head = picked.metadata().current_snapshot().unwrap();
     assert_eq!(head.parent_snapshot_id, Some(s[1]));
     let summary = head.summary.as_ref().unwrap();
-    assert_eq!(summary.properties["source-snapshot-id"], source.to_string());
-    assert_eq!(summary.properties["added-records"], "1");
+    assert_eq!(
+        summary.get("source-snapshot-id"),
+        Some(source.to_string().as_str())
+    );
+    assert_eq!(summary.get("added-records"), Some("1"));
     assert_eq!(
         count_sum(&location, SnapshotSelector::Current).await,
         (3, 13)

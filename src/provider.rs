@@ -11,6 +11,7 @@ use datafusion::catalog::Session;
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::Result as DFResult;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
@@ -76,7 +77,17 @@ impl IcebergTableProvider {
     /// next `vN.metadata.json`); for a table of a SQLite catalog, build the provider with
     /// [`IcebergTableProvider::with_write_target`] and [`WriteTarget::Catalog`] instead.
     pub async fn open(ctx: &SessionContext, location: &str, options: TableOptions) -> Result<Self> {
-        let io = FileIO::new(ctx.runtime_env(), options.relocation.clone());
+        Self::open_with_runtime(ctx.runtime_env(), location, options).await
+    }
+
+    /// [`IcebergTableProvider::open`] with the object stores of `runtime`, for a table opened
+    /// before (or while) its session is built; register it in a session using that runtime.
+    pub async fn open_with_runtime(
+        runtime: Arc<RuntimeEnv>,
+        location: &str,
+        options: TableOptions,
+    ) -> Result<Self> {
+        let io = FileIO::new(runtime, options.relocation.clone());
         let table = Table::load(io, location).await?;
         Ok(Self::try_new(table, options.snapshot)?
             .with_write_target(WriteTarget::directory(location)))

@@ -29,5 +29,8 @@ fn main_inner(cli: Cli) -> CliResult<()> {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
-    runtime.block_on(run(cli))
+    let result = runtime.block_on(run(cli));
+    // The process ends here: its worker threads need not be joined.
+    runtime.shutdown_background();
+    result
 }

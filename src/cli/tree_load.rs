@@ -20,7 +20,7 @@ use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
 
 type Entries = Result<Arc<Vec<ManifestEntry>>, String>;
-type Listed = Result<Vec<ManifestFile>, String>;
+type Listed = Result<Arc<Vec<ManifestFile>>, String>;
 
 /// `icefloe tree`: loads the table of `args` and draws its tree to `out`.
 pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
@@ -100,7 +100,7 @@ pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> 
         lists
             .iter()
             .filter_map(|(_, listed)| listed.as_ref().ok())
-            .flatten(),
+            .flat_map(|list| list.iter()),
     );
     let entries: HashMap<String, Entries> =
         walk::manifest_contents(table.io(), &metadata, manifests)
@@ -118,7 +118,8 @@ pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> 
             snapshot,
             manifests: listed.map(|files| {
                 files
-                    .into_iter()
+                    .iter()
+                    .cloned()
                     .map(|manifest| ManifestTree {
                         entries: entries[&manifest.manifest_path].clone(),
                         manifest,

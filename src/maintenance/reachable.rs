@@ -54,15 +54,16 @@ pub async fn reachable_files(table: &Table) -> Result<BTreeSet<String>> {
     );
     // Owned items: a closure over borrowed ones makes the future not `Send` (a rustc
     // limitation with higher-ranked lifetimes).
-    let lists: Vec<Vec<ManifestFile>> = stream::iter(metadata.snapshots.iter().cloned())
-        .map(|snapshot| async move { read_manifest_list(io, metadata, &snapshot).await })
-        .buffer_unordered(READ_CONCURRENCY)
-        .try_collect()
-        .await?;
+    let lists: Vec<std::sync::Arc<Vec<ManifestFile>>> =
+        stream::iter(metadata.snapshots.iter().cloned())
+            .map(|snapshot| async move { read_manifest_list(io, metadata, &snapshot).await })
+            .buffer_unordered(READ_CONCURRENCY)
+            .try_collect()
+            .await?;
     let manifests: BTreeMap<String, ManifestFile> = lists
-        .into_iter()
-        .flatten()
-        .map(|m| (m.manifest_path.clone(), m))
+        .iter()
+        .flat_map(|list| list.iter())
+        .map(|m| (m.manifest_path.clone(), m.clone()))
         .collect();
     let entries: Vec<Vec<String>> = stream::iter(manifests.values().cloned())
         .map(|manifest| async move {

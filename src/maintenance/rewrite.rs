@@ -88,7 +88,7 @@ pub async fn rewrite_manifests_with_progress(
     let listed = read_manifest_list(io, metadata, parent).await?;
     let mut by_spec: BTreeMap<i32, Vec<ManifestFile>> = BTreeMap::new();
     let mut kept = Vec::new();
-    for manifest in listed {
+    for manifest in listed.iter().cloned() {
         match manifest.content {
             ManifestContent::Data => by_spec
                 .entry(manifest.partition_spec_id)
@@ -198,12 +198,17 @@ pub async fn rewrite_manifests_with_progress(
         delete_manifests(io, &written).await;
         return Err(e);
     }
-    let mut properties = parent
+    let mut properties: BTreeMap<String, String> = parent
         .summary
         .as_ref()
-        .map(|s| s.properties.clone())
+        .map(|s| {
+            s.properties()
+                .iter()
+                .filter(|(k, _)| k.starts_with("total-"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
         .unwrap_or_default();
-    properties.retain(|k, _| k.starts_with("total-"));
     properties.insert("manifests-created".into(), added.to_string());
     properties.insert("manifests-replaced".into(), rewritten.to_string());
     properties.insert("manifests-kept".into(), kept.len().to_string());
@@ -215,10 +220,7 @@ pub async fn rewrite_manifests_with_progress(
         timestamp_ms: now_ms().max(metadata.last_updated_ms),
         manifest_list: Some(list_path.clone()),
         manifests: None,
-        summary: Some(Summary {
-            operation: Operation::Replace,
-            properties,
-        }),
+        summary: Some(Summary::new(Operation::Replace, properties)),
         schema_id: Some(metadata.current_schema_id),
         first_row_id: None,
         added_rows: None,

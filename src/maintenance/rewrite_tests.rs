@@ -81,7 +81,7 @@ async fn many_small_manifests_become_one_with_the_same_rows() {
     let snapshot = after.metadata().current_snapshot().unwrap();
     let summary = snapshot.summary.as_ref().unwrap();
     assert_eq!(summary.operation, Operation::Replace);
-    assert_eq!(summary.properties["total-records"], "6");
+    assert_eq!(summary.get("total-records"), Some("6"));
     assert_eq!(snapshot.parent_snapshot_id, Some(last_append));
     // Same rows from one manifest; the entries kept their snapshots and sequence numbers.
     assert_eq!(scan(&location, SnapshotSelector::Current).await, (6, 21, 1));
@@ -139,8 +139,9 @@ async fn a_manifest_bigger_than_the_target_is_split_by_partition() {
     for m in read_manifest_list(&io, after.metadata(), snapshot)
         .await
         .unwrap()
+        .iter()
     {
-        let summary = &m.partitions.unwrap()[0];
+        let summary = &m.partitions.as_ref().unwrap()[0];
         assert_eq!(summary.lower_bound, summary.upper_bound);
     }
     assert_eq!(scan(&location, SnapshotSelector::Current).await, (8, 36, 2));

@@ -452,7 +452,7 @@ async fn check_external(name: &str, table: &Table) {
         .metadata()
         .current_snapshot()
         .and_then(|s| s.summary.as_ref())
-        .and_then(|s| s.properties.get("total-records"))
+        .and_then(|s| s.get("total-records"))
         .and_then(|v| v.parse::<i64>().ok());
     if let Some(total) = summary {
         assert_eq!(records, total, "{name}: files' record counts");

@@ -54,12 +54,14 @@ pub(crate) async fn manifests(
         Scope::Selected => ctx.snapshot.into_iter().cloned().collect(),
         Scope::AllSnapshots => ctx.table.metadata().snapshots.clone(),
     };
-    let lists: Vec<Vec<ManifestFile>> =
+    let lists: Vec<std::sync::Arc<Vec<ManifestFile>>> =
         walk::manifest_lists(ctx.table.io(), ctx.table.metadata(), snapshots)
             .map(|(_, listed)| listed)
             .try_collect()
             .await?;
-    Ok(walk::distinct_manifests(lists.iter().flatten()))
+    Ok(walk::distinct_manifests(
+        lists.iter().flat_map(|l| l.iter()),
+    ))
 }
 
 /// The entries of the plan's manifests, in manifest order then file order.

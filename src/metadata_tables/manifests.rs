@@ -75,9 +75,9 @@ pub(super) async fn manifests(table: &Table, snapshot: Option<&Snapshot>) -> Res
     let metadata = table.metadata();
     let listed = match snapshot {
         Some(snapshot) => read_manifest_list(table.io(), metadata, snapshot).await?,
-        None => Vec::new(),
+        None => Arc::default(),
     };
-    let rows: Vec<(i64, ManifestFile)> = listed.into_iter().map(|m| (0, m)).collect();
+    let rows: Vec<(i64, ManifestFile)> = listed.iter().map(|m| (0, m.clone())).collect();
     build(metadata, &rows, false)
 }
 
@@ -101,7 +101,7 @@ pub(super) async fn all_manifests(table: &Table, request: ScanRequest<'_>) -> Re
         .map(|(snapshot, listed)| listed.map(|listed| (snapshot.snapshot_id, listed)));
     let mut rows = Vec::new();
     while let Some((reference, listed)) = lists.try_next().await? {
-        rows.extend(listed.into_iter().map(|m| (reference, m)));
+        rows.extend(listed.iter().map(|m| (reference, m.clone())));
         if request.limit.is_some_and(|limit| rows.len() >= limit) {
             break;
         }

@@ -31,7 +31,7 @@ pub(super) fn snapshots(metadata: &TableMetadata) -> Result<RecordBatch> {
     let mut summary = string_map_builder();
     for snapshot in snapshots {
         if let Some(s) = &snapshot.summary {
-            for (key, value) in &s.properties {
+            for (key, value) in s.properties() {
                 summary.keys().append_value(key);
                 summary.values().append_value(value);
             }

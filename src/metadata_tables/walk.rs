@@ -25,7 +25,7 @@ pub(crate) fn manifest_lists(
     io: &FileIO,
     metadata: &Arc<TableMetadata>,
     snapshots: Vec<Snapshot>,
-) -> impl Stream<Item = (Snapshot, Result<Vec<ManifestFile>>)> + Send + use<> {
+) -> impl Stream<Item = (Snapshot, Result<Arc<Vec<ManifestFile>>>)> + Send + use<> {
     let (io, metadata) = (io.clone(), Arc::clone(metadata));
     stream::iter(snapshots)
         .map(move |snapshot| {

@@ -171,7 +171,11 @@ async fn manifests_written_by(
         .snapshot_by_id(snapshot_id)
         .ok_or_else(|| Error::not_found(format!("snapshot {snapshot_id}")))?;
     let mut own = Vec::new();
-    for manifest in read_manifest_list(io, metadata, snapshot).await? {
+    for manifest in read_manifest_list(io, metadata, snapshot)
+        .await?
+        .iter()
+        .cloned()
+    {
         if manifest.added_snapshot_id != snapshot_id {
             continue;
         }

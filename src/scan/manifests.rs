@@ -20,11 +20,12 @@ use crate::spec::{
 
 /// The manifests of a snapshot: its manifest list, or for old v1 snapshots the embedded
 /// `manifests` list (each manifest's spec id then comes from the manifest's own header).
+/// Shared with the process-wide cache: a repeated read costs no copy.
 pub async fn read_manifest_list(
     io: &FileIO,
     metadata: &TableMetadata,
     snapshot: &Snapshot,
-) -> Result<Vec<ManifestFile>> {
+) -> Result<Arc<Vec<ManifestFile>>> {
     if let Some(list) = &snapshot.manifest_list {
         let cache = ManifestCache::global();
         let key = format!(
@@ -33,12 +34,13 @@ pub async fn read_manifest_list(
             location_key(io, list)
         );
         if let Some(Cached::List(cached)) = cache.get(&key) {
-            return Ok(cached.as_ref().clone());
+            return Ok(cached);
         }
         let bytes = io.read(list).await.map_err(|e| in_snapshot(e, snapshot))?;
-        let parsed =
-            parse_manifest_list(&bytes, metadata.format_version).map_err(|e| e.in_file(list))?;
-        cache.insert(key, Cached::List(Arc::new(parsed.clone())));
+        let parsed = Arc::new(
+            parse_manifest_list(&bytes, metadata.format_version).map_err(|e| e.in_file(list))?,
+        );
+        cache.insert(key, Cached::List(Arc::clone(&parsed)));
         return Ok(parsed);
     }
     let Some(paths) = &snapshot.manifests else {
@@ -59,7 +61,7 @@ pub async fn read_manifest_list(
             snapshot.snapshot_id,
         ));
     }
-    Ok(manifests)
+    Ok(Arc::new(manifests))
 }
 
 /// Reads one manifest with inheritance from its manifest-list entry applied.

@@ -43,6 +43,7 @@ async fn current_list(table: &Table) -> Vec<ManifestFile> {
     read_manifest_list(table.io(), metadata, metadata.current_snapshot().unwrap())
         .await
         .unwrap()
+        .to_vec()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -88,8 +88,9 @@ pub(crate) async fn plan_scan(
     let manifests = read_manifest_list(io, metadata, snapshot).await?;
     stats.manifests_total = manifests.len();
     let kept: Vec<ManifestFile> = manifests
-        .into_iter()
+        .iter()
         .filter(|m| pruner.manifest_may_match(m))
+        .cloned()
         .collect();
     stats.manifests_pruned = stats.manifests_total - kept.len();
     let mut data = Vec::new();

@@ -10,9 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
-use apache_avro::types::Value;
-
-use super::avro::{AvroFile, Field, Record};
+use super::avro::{AvroFile, Datum, Field, Record};
 use super::manifest_list::{ManifestContent, ManifestFile};
 use super::types::{PrimitiveType, StructType};
 use super::values::Literal;
@@ -438,47 +436,35 @@ fn partition_tuple(r: &Record<'_>, partition_type: &StructType) -> Result<Vec<Op
 }
 
 /// Converts one partition value of Avro kind to the partition field's type; a kind that does
-/// not fit the type is an error.
+/// not fit the type is an error. Logical types arrive as their physical kind (a `decimal` as its
+/// bytes), but a `date` only fits a date field; millisecond times never fit.
 fn partition_value(f: &Field<'_>, ty: &PrimitiveType) -> Result<Literal> {
+    use Datum as D;
     use PrimitiveType as P;
-    use Value as V;
     let from_bytes = |bytes: &[u8]| {
         Literal::from_bytes(ty, bytes)
             .map_err(|e| Error::corrupt("", format!("partition value: {e}")))
     };
     Ok(match (ty, f.value()) {
-        (P::Boolean, V::Boolean(b)) => Literal::Boolean(*b),
-        (P::Int, V::Int(i)) => Literal::Int(*i),
-        (P::Long, V::Long(l)) => Literal::Long(*l),
-        (P::Long, V::Int(i)) => Literal::Long(i64::from(*i)),
-        (P::Float, V::Float(x)) => Literal::Float(*x),
-        (P::Double, V::Double(x)) => Literal::Double(*x),
-        (P::Double, V::Float(x)) => Literal::Double(f64::from(*x)),
-        (P::Date, V::Date(d) | V::Int(d)) => Literal::Date(*d),
-        (P::Time, V::TimeMicros(t) | V::Long(t)) => Literal::Time(*t),
-        (P::Timestamp, V::TimestampMicros(t) | V::LocalTimestampMicros(t) | V::Long(t)) => {
-            Literal::Timestamp(*t)
-        }
-        (P::Timestamptz, V::TimestampMicros(t) | V::LocalTimestampMicros(t) | V::Long(t)) => {
-            Literal::Timestamptz(*t)
-        }
-        (P::TimestampNs, V::TimestampNanos(t) | V::LocalTimestampNanos(t) | V::Long(t)) => {
-            Literal::TimestampNs(*t)
-        }
-        (P::TimestamptzNs, V::TimestampNanos(t) | V::LocalTimestampNanos(t) | V::Long(t)) => {
-            Literal::TimestamptzNs(*t)
-        }
-        (P::String, V::String(s)) => Literal::String(s.clone()),
-        (P::Uuid, V::Uuid(u)) => Literal::Uuid(*u.as_bytes()),
-        (P::Uuid, V::String(s)) => match uuid::Uuid::parse_str(s) {
+        (P::Boolean, D::Boolean(b)) => Literal::Boolean(*b),
+        (P::Int, D::Int(i)) => Literal::Int(*i),
+        (P::Long, D::Long(l)) => Literal::Long(*l),
+        (P::Long, D::Int(i)) => Literal::Long(i64::from(*i)),
+        (P::Float, D::Float(x)) => Literal::Float(*x),
+        (P::Double, D::Double(x)) => Literal::Double(*x),
+        (P::Double, D::Float(x)) => Literal::Double(f64::from(*x)),
+        (P::Date, D::Date(d) | D::Int(d)) => Literal::Date(*d),
+        (P::Time, D::Long(t)) => Literal::Time(*t),
+        (P::Timestamp, D::Long(t)) => Literal::Timestamp(*t),
+        (P::Timestamptz, D::Long(t)) => Literal::Timestamptz(*t),
+        (P::TimestampNs, D::Long(t)) => Literal::TimestampNs(*t),
+        (P::TimestamptzNs, D::Long(t)) => Literal::TimestamptzNs(*t),
+        (P::String, D::String(s)) => Literal::String((*s).to_string()),
+        (P::Uuid, D::String(s)) => match uuid::Uuid::parse_str(s) {
             Ok(u) => Literal::Uuid(*u.as_bytes()),
             Err(_) => return Err(f.wrong("a uuid string")),
         },
-        (P::Decimal { .. }, V::Decimal(d)) => match Vec::<u8>::try_from(d) {
-            Ok(bytes) => from_bytes(&bytes)?,
-            Err(e) => return Err(Error::corrupt_with("", "partition value: bad decimal", e)),
-        },
-        (P::Decimal { .. } | P::Uuid | P::Fixed(_) | P::Binary, V::Bytes(b) | V::Fixed(_, b)) => {
+        (P::Decimal { .. } | P::Uuid | P::Fixed(_) | P::Binary, D::Bytes(b) | D::Fixed(b)) => {
             from_bytes(b)?
         }
         _ => return Err(f.wrong(&format!("a {ty} partition value"))),

@@ -7,6 +7,8 @@
 mod tests;
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value as JsonValue, json};
 
@@ -53,35 +55,183 @@ impl Operation {
 }
 
 /// A snapshot summary: the operation plus free-form string properties.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A summary read from a metadata file keeps its properties packed (all keys and values in one
+/// buffer, in file order) until they are asked for as a map: a table with a long history has
+/// thousands of summaries, and most are never looked at. [`Summary::get`] reads the packed form
+/// directly; [`Summary::properties`] builds the map on first use and keeps it.
+#[derive(Clone)]
 pub struct Summary {
     /// `operation`.
     pub operation: Operation,
-    /// Every other summary property (`added-records`, `total-records`, ...).
-    pub properties: BTreeMap<String, String>,
+    /// The properties when they are not packed (empty while they are).
+    map: BTreeMap<String, String>,
+    /// The properties as read, until they are changed.
+    packed: Option<PackedProperties>,
+}
+
+/// Summary properties in one buffer: the text of every key and value back to back, and the end
+/// offset of each (key, value, key, value, ...), in the order they were read. A repeated key
+/// keeps its last value, as in a JSON object read into a map.
+#[derive(Clone)]
+pub(crate) struct PackedProperties {
+    text: Box<str>,
+    ends: Box<[u32]>,
+    /// The properties as a map, built on first use.
+    map: OnceLock<BTreeMap<String, String>>,
+}
+
+impl PackedProperties {
+    /// The packed form of `text` split at `ends`; `None` unless `ends` has an even number of
+    /// offsets, each a character boundary of `text` and none before the one preceding it.
+    pub(crate) fn new(text: Box<str>, ends: Box<[u32]>) -> Option<Self> {
+        let mut start = 0;
+        for &end in &ends {
+            let end = end as usize;
+            if end < start || !text.is_char_boundary(end) {
+                return None;
+            }
+            start = end;
+        }
+        ends.len().is_multiple_of(2).then_some(Self {
+            text,
+            ends,
+            map: OnceLock::new(),
+        })
+    }
+
+    /// The (key, value) pairs in the order they were read, repeats included.
+    fn pairs(&self) -> impl DoubleEndedIterator<Item = (&str, &str)> {
+        self.ends.chunks_exact(2).enumerate().map(|(i, ends)| {
+            let start = if i == 0 {
+                0
+            } else {
+                self.ends[2 * i - 1] as usize
+            };
+            let (key_end, value_end) = (ends[0] as usize, ends[1] as usize);
+            (&self.text[start..key_end], &self.text[key_end..value_end])
+        })
+    }
+
+    /// The value of `key` (its last one when it is repeated).
+    fn get(&self, key: &str) -> Option<&str> {
+        match self.map.get() {
+            Some(map) => map.get(key).map(String::as_str),
+            None => self.pairs().rev().find(|(k, _)| *k == key).map(|(_, v)| v),
+        }
+    }
+
+    /// The properties as a map, built on first use.
+    fn map(&self) -> &BTreeMap<String, String> {
+        self.map.get_or_init(|| self.to_map())
+    }
+
+    /// The properties as a map, the packed form given up.
+    fn into_map(mut self) -> BTreeMap<String, String> {
+        self.map.take().unwrap_or_else(|| self.to_map())
+    }
+
+    fn to_map(&self) -> BTreeMap<String, String> {
+        self.pairs()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
 }
 
 impl Summary {
+    /// A summary of `operation` with `properties` (not including `operation`).
+    pub fn new(operation: Operation, properties: BTreeMap<String, String>) -> Self {
+        Self {
+            operation,
+            map: properties,
+            packed: None,
+        }
+    }
+
+    /// A summary whose properties stay packed until they are asked for as a map or changed.
+    pub(crate) fn packed(operation: Operation, properties: PackedProperties) -> Self {
+        Self {
+            operation,
+            map: BTreeMap::new(),
+            packed: Some(properties),
+        }
+    }
+
     /// Parses the JSON object; `operation` is required.
     pub fn from_json(v: &JsonValue) -> Result<Self> {
         let mut properties = j::string_map(v, "snapshot summary")?;
         let operation = properties
             .remove("operation")
             .ok_or_else(|| j::missing("snapshot summary", "operation"))?;
-        Ok(Self {
-            operation: Operation::parse(&operation),
-            properties,
-        })
+        Ok(Self::new(Operation::parse(&operation), properties))
     }
 
-    /// The JSON object (`operation` first).
+    /// Every property but `operation` (`added-records`, `total-records`, ...), by key.
+    pub fn properties(&self) -> &BTreeMap<String, String> {
+        match &self.packed {
+            Some(packed) => packed.map(),
+            None => &self.map,
+        }
+    }
+
+    /// The value of property `key`, without building the map of all of them.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        match &self.packed {
+            Some(packed) => packed.get(key),
+            None => self.map.get(key).map(String::as_str),
+        }
+    }
+
+    /// The properties, to change them.
+    pub fn properties_mut(&mut self) -> &mut BTreeMap<String, String> {
+        if let Some(packed) = self.packed.take() {
+            self.map = packed.into_map();
+        }
+        &mut self.map
+    }
+
+    /// The properties, taken out of the summary.
+    pub fn into_properties(self) -> BTreeMap<String, String> {
+        match self.packed {
+            Some(packed) => packed.into_map(),
+            None => self.map,
+        }
+    }
+
+    /// The JSON object (`operation` first, then the properties by key).
     pub fn to_json(&self) -> JsonValue {
         let mut m = Map::new();
         m.insert("operation".into(), json!(self.operation.as_str()));
-        for (k, v) in &self.properties {
-            m.insert(k.clone(), json!(v));
+        match self.packed.as_ref().filter(|p| p.map.get().is_none()) {
+            // By key without building the map: a repeated key keeps its last value.
+            Some(packed) => {
+                let sorted: BTreeMap<&str, &str> = packed.pairs().collect();
+                for (k, v) in sorted {
+                    m.insert(k.to_string(), json!(v));
+                }
+            }
+            None => {
+                for (k, v) in self.properties() {
+                    m.insert(k.clone(), json!(v));
+                }
+            }
         }
         JsonValue::Object(m)
+    }
+}
+
+impl PartialEq for Summary {
+    fn eq(&self, other: &Self) -> bool {
+        self.operation == other.operation && self.properties() == other.properties()
+    }
+}
+
+impl fmt::Debug for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Summary")
+            .field("operation", &self.operation)
+            .field("properties", self.properties())
+            .finish()
     }
 }
 

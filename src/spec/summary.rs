@@ -45,7 +45,7 @@ pub fn append_summary(parent: Option<&Summary>, added: &[(i32, &DataFile)]) -> S
     for (total, added_key) in TOTALS {
         let before = match parent {
             None => Some(0),
-            Some(p) => p.properties.get(total).and_then(|v| v.parse::<i64>().ok()),
+            Some(p) => p.get(total).and_then(|v| v.parse::<i64>().ok()),
         };
         let added_value = properties
             .get(added_key)
@@ -55,10 +55,7 @@ pub fn append_summary(parent: Option<&Summary>, added: &[(i32, &DataFile)]) -> S
             properties.insert(total.to_string(), (before + added_value).to_string());
         }
     }
-    Summary {
-        operation: Operation::Append,
-        properties,
-    }
+    Summary::new(Operation::Append, properties)
 }
 
 #[cfg(test)]
@@ -83,7 +80,7 @@ mod tests {
     fn first_append_counts_files_records_sizes_and_partitions() {
         let (a, b, c) = (file(10, 100, 1), file(5, 50, 1), file(1, 10, 2));
         let s = append_summary(None, &[(0, &a), (0, &b), (0, &c)]);
-        let get = |k: &str| s.properties.get(k).map(String::as_str);
+        let get = |k: &str| s.get(k);
         assert_eq!(s.operation, Operation::Append);
         assert_eq!(get("added-data-files"), Some("3"));
         assert_eq!(get("added-records"), Some("16"));
@@ -100,15 +97,12 @@ mod tests {
         let a = file(10, 100, 1);
         let first = append_summary(None, &[(0, &a)]);
         let second = append_summary(Some(&first), &[(0, &a)]);
-        assert_eq!(second.properties["total-records"], "20");
-        assert_eq!(second.properties["total-files-size"], "200");
-        assert_eq!(second.properties["total-delete-files"], "0");
-        let bare = Summary {
-            operation: Operation::Append,
-            properties: BTreeMap::new(),
-        };
+        assert_eq!(second.get("total-records"), Some("20"));
+        assert_eq!(second.get("total-files-size"), Some("200"));
+        assert_eq!(second.get("total-delete-files"), Some("0"));
+        let bare = Summary::new(Operation::Append, BTreeMap::new());
         let third = append_summary(Some(&bare), &[(0, &a)]);
-        assert_eq!(third.properties.get("total-records"), None);
-        assert_eq!(third.properties["added-records"], "10");
+        assert_eq!(third.get("total-records"), None);
+        assert_eq!(third.get("added-records"), Some("10"));
     }
 }

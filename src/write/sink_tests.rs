@@ -114,7 +114,13 @@ fn files(dir: &Path, extension: &str) -> Vec<String> {
 
 fn summary(metadata: &TableMetadata, key: &str) -> String {
     let snapshot = metadata.current_snapshot().unwrap();
-    snapshot.summary.as_ref().unwrap().properties[key].clone()
+    snapshot
+        .summary
+        .as_ref()
+        .unwrap()
+        .get(key)
+        .unwrap()
+        .to_string()
 }
 
 #[tokio::test]
@@ -278,9 +284,9 @@ async fn a_tiny_target_file_size_rolls_a_file_after_every_batch() {
     let table = provider.table();
     let m = table.metadata();
     assert_eq!(m.snapshots.len(), 2);
-    let first = &m.snapshots[0].summary.as_ref().unwrap().properties;
-    assert_eq!(first["added-data-files"], "3");
-    assert_eq!(first["added-records"], "6");
+    let first = m.snapshots[0].summary.as_ref().unwrap();
+    assert_eq!(first.get("added-data-files"), Some("3"));
+    assert_eq!(first.get("added-records"), Some("6"));
     assert_eq!(summary(m, "added-data-files"), "2");
     assert_eq!(summary(m, "total-records"), "9");
     assert_eq!(files(&dir.path().join("data"), ".parquet").len(), 5);

@@ -133,10 +133,10 @@ fn a_snapshot_without_summary_is_refused() {
 #[test]
 fn a_delete_is_named_with_its_article() {
     let mut m = metadata();
-    m.snapshots[4].summary = Some(crate::spec::Summary {
-        operation: Operation::Delete,
-        properties: Default::default(),
-    });
+    m.snapshots[4].summary = Some(crate::spec::Summary::new(
+        Operation::Delete,
+        Default::default(),
+    ));
     let err = IncrementalRange::resolve(&m, TABLE, 4, &SnapshotSelector::Current).unwrap_err();
     assert!(err.to_string().contains("snapshot 5 is a delete;"), "{err}");
 }

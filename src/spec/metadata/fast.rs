@@ -1,21 +1,24 @@
 //! A typed fast path for the bulk of a metadata file: its `snapshots` and `snapshot-log`
 //! arrays, which make up nearly all of the bytes of a table with a long history (2,000
 //! snapshots: about 900 KB). Building a `serde_json::Value` tree for them and converting it
-//! costs several times more than deserializing them straight into their types.
+//! costs several times more than deserializing them straight into their types. Each array is
+//! converted element by element as it is read, and a snapshot's summary is read straight into
+//! its packed form (one buffer for all its keys and values), with no map and no string per
+//! entry: most summaries are never looked at.
 //!
 //! The fast path accepts exactly what the `Value` path ([`super::read`]) accepts, and nothing
 //! more: any input it does not take as it is (a value of another JSON type, a missing required
 //! field, a duplicate field, an id out of range) makes it give up, and the `Value` path parses
 //! the file again and reports the problem with its usual message.
 
-use std::collections::BTreeMap;
-use std::fmt;
+use std::cell::RefCell;
+use std::fmt::{self, Write as _};
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value as JsonValue};
 
-use crate::spec::snapshot::{Operation, Snapshot, SnapshotLogEntry, Summary};
+use crate::spec::snapshot::{Operation, PackedProperties, Snapshot, SnapshotLogEntry, Summary};
 
 /// A metadata file split into its typed bulk and the rest of its top-level fields.
 pub(super) struct Split {
@@ -30,30 +33,15 @@ pub(super) fn split(bytes: &[u8]) -> Option<Split> {
     let raw: RawSplit = serde_json::from_slice(bytes).ok()?;
     Some(Split {
         rest: raw.rest,
-        snapshots: raw
-            .snapshots
-            .unwrap_or_default()
-            .into_iter()
-            .map(RawSnapshot::into_snapshot)
-            .collect::<Option<_>>()?,
-        snapshot_log: raw
-            .snapshot_log
-            .unwrap_or_default()
-            .into_iter()
-            .map(|e| {
-                Some(SnapshotLogEntry {
-                    snapshot_id: e.snapshot_id?.0,
-                    timestamp_ms: e.timestamp_ms?.0,
-                })
-            })
-            .collect::<Option<_>>()?,
+        snapshots: raw.snapshots.map(|s| s.0).unwrap_or_default(),
+        snapshot_log: raw.snapshot_log.map(|s| s.0).unwrap_or_default(),
     })
 }
 
 struct RawSplit {
     rest: Map<String, JsonValue>,
-    snapshots: Option<Vec<RawSnapshot>>,
-    snapshot_log: Option<Vec<RawLogEntry>>,
+    snapshots: Option<Converted<Snapshot>>,
+    snapshot_log: Option<Converted<SnapshotLogEntry>>,
 }
 
 impl<'de> Deserialize<'de> for RawSplit {
@@ -99,6 +87,66 @@ impl<'de> Deserialize<'de> for RawSplit {
     }
 }
 
+/// A JSON array whose elements are read into their raw form and converted one at a time, so
+/// that no vector of raw elements is built. An element that does not convert is an error.
+struct Converted<T>(Vec<T>);
+
+impl<T> Default for Converted<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+/// A raw element of an array the fast path reads, and its conversion.
+trait Convert<'de>: Sized {
+    /// The raw form read from the file.
+    type Raw: Deserialize<'de>;
+
+    /// The element, or `None` where the `Value` path would not take it.
+    fn convert(raw: Self::Raw) -> Option<Self>;
+}
+
+impl<'de> Convert<'de> for Snapshot {
+    type Raw = RawSnapshot;
+
+    fn convert(raw: RawSnapshot) -> Option<Self> {
+        raw.into_snapshot()
+    }
+}
+
+impl<'de> Convert<'de> for SnapshotLogEntry {
+    type Raw = RawLogEntry;
+
+    fn convert(raw: RawLogEntry) -> Option<Self> {
+        Some(Self {
+            snapshot_id: raw.snapshot_id?.0,
+            timestamp_ms: raw.timestamp_ms?.0,
+        })
+    }
+}
+
+impl<'de, T: Convert<'de>> Deserialize<'de> for Converted<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Elements<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Convert<'de>> Visitor<'de> for Elements<T> {
+            type Value = Converted<T>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Converted<T>, A::Error> {
+                let mut elements = Vec::new();
+                while let Some(raw) = seq.next_element::<T::Raw>()? {
+                    elements.push(T::convert(raw).ok_or_else(|| de::Error::custom("not taken"))?);
+                }
+                Ok(Converted(elements))
+            }
+        }
+        deserializer.deserialize_seq(Elements(std::marker::PhantomData))
+    }
+}
+
 #[derive(Deserialize)]
 struct RawSnapshot {
     #[serde(rename = "snapshot-id")]
@@ -112,7 +160,7 @@ struct RawSnapshot {
     #[serde(rename = "manifest-list")]
     manifest_list: Option<String>,
     manifests: Option<Vec<String>>,
-    summary: Option<BTreeMap<String, SummaryValue>>,
+    summary: Option<RawSummary>,
     #[serde(rename = "schema-id")]
     schema_id: Option<ExactI64>,
     #[serde(rename = "first-row-id")]
@@ -128,15 +176,10 @@ impl RawSnapshot {
     fn into_snapshot(self) -> Option<Snapshot> {
         let summary = match self.summary {
             None => None,
-            Some(map) => {
-                let mut properties: BTreeMap<String, String> =
-                    map.into_iter().map(|(k, v)| (k, v.0)).collect();
-                let operation = properties.remove("operation")?;
-                Some(Summary {
-                    operation: Operation::parse(&operation),
-                    properties,
-                })
-            }
+            Some(raw) => Some(Summary::packed(
+                raw.operation?,
+                PackedProperties::new(raw.text, raw.ends)?,
+            )),
         };
         Some(Snapshot {
             snapshot_id: self.snapshot_id?.0,
@@ -199,44 +242,110 @@ impl<'de> Deserialize<'de> for ExactI64 {
     }
 }
 
-/// A summary value as [`super::json::string_map`] keeps it: a string as written, a number or a
-/// boolean as its JSON text.
-struct SummaryValue(String);
+thread_local! {
+    /// The buffers a summary is read into before it is copied out at its size: one allocation
+    /// each for its text and its offsets, however many entries it has.
+    static SCRATCH: RefCell<(String, Vec<u32>)> = const { RefCell::new((String::new(), Vec::new())) };
+}
 
-impl<'de> Deserialize<'de> for SummaryValue {
+/// A summary as [`super::json::string_map`] reads it, without a map: every key and value is
+/// appended to one buffer (a string as written, a number or a boolean as its JSON text), except
+/// `operation`, which is taken out. A repeated key is kept as it is; the last one wins when the
+/// summary is read, as it does in the `Value` path's map.
+struct RawSummary {
+    /// The last `operation`; `None` (no operation) makes the fast path give up.
+    operation: Option<Operation>,
+    text: Box<str>,
+    /// The end offset in `text` of each key and each value.
+    ends: Box<[u32]>,
+}
+
+impl<'de> Deserialize<'de> for RawSummary {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl Visitor<'_> for Text {
-            type Value = SummaryValue;
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = RawSummary;
 
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string, number or boolean")
+                f.write_str("a snapshot summary object")
             }
 
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<SummaryValue, E> {
-                Ok(SummaryValue(v.to_string()))
-            }
-
-            fn visit_string<E: de::Error>(self, v: String) -> Result<SummaryValue, E> {
-                Ok(SummaryValue(v))
-            }
-
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SummaryValue, E> {
-                Ok(SummaryValue(JsonValue::from(v).to_string()))
-            }
-
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<SummaryValue, E> {
-                Ok(SummaryValue(JsonValue::from(v).to_string()))
-            }
-
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<SummaryValue, E> {
-                Ok(SummaryValue(JsonValue::from(v).to_string()))
-            }
-
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<SummaryValue, E> {
-                Ok(SummaryValue(JsonValue::from(v).to_string()))
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawSummary, A::Error> {
+                let offset = |n: usize| {
+                    u32::try_from(n).map_err(|_| <A::Error as de::Error>::custom("too long"))
+                };
+                SCRATCH.with_borrow_mut(|(text, ends)| {
+                    text.clear();
+                    ends.clear();
+                    let mut operation = None;
+                    let mut start = 0;
+                    while map.next_key_seed(Append(text))?.is_some() {
+                        let key_end = text.len();
+                        map.next_value_seed(Append(text))?;
+                        if &text[start..key_end] == "operation" {
+                            operation = Some(Operation::parse(&text[key_end..]));
+                            text.truncate(start);
+                        } else {
+                            ends.push(offset(key_end)?);
+                            ends.push(offset(text.len())?);
+                            start = text.len();
+                        }
+                    }
+                    Ok(RawSummary {
+                        operation,
+                        text: Box::from(text.as_str()),
+                        ends: Box::from(ends.as_slice()),
+                    })
+                })
             }
         }
-        deserializer.deserialize_any(Text)
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+/// Appends a summary key or value to the buffer as [`super::json::string_map`] keeps it: a
+/// string as written, a number or a boolean as its JSON text. Anything else is an error.
+struct Append<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Append<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl Append<'_> {
+    fn json_text<E: de::Error>(self, v: JsonValue) -> Result<(), E> {
+        write!(self.0, "{v}").map_err(E::custom)
+    }
+}
+
+impl Visitor<'_> for Append<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string, number or boolean")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.0.push_str(v);
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.json_text(JsonValue::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.json_text(JsonValue::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        self.json_text(JsonValue::from(v))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.json_text(JsonValue::from(v))
     }
 }

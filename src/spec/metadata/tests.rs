@@ -4,7 +4,7 @@ use serde_json::{Value as JsonValue, json};
 
 use super::*;
 use crate::spec::partition::Transform;
-use crate::spec::snapshot::SnapshotRetention;
+use crate::spec::snapshot::{Operation, SnapshotRetention};
 
 fn parse(v: &JsonValue) -> Result<TableMetadata> {
     TableMetadata::parse(v.to_string().as_bytes())
@@ -475,6 +475,91 @@ fn the_fast_path_gives_up_where_the_value_path_has_something_to_say() {
             .unwrap_err()
             .to_string();
         assert!(err.contains(says), "{given}: {err}");
+    }
+}
+
+#[test]
+fn the_fast_path_reads_summaries_as_the_value_path_does() {
+    // Summaries written as text, since a `serde_json::Value` cannot hold a repeated key.
+    let with_summary = |summary: &str| {
+        let mut v = v2_minimal_with_snapshot();
+        v["snapshots"] = json!([{"snapshot-id": 7, "timestamp-ms": 1000, "sequence-number": 1,
+            "manifest-list": "s3://b/t/metadata/snap-7.avro", "summary": "SUMMARY"}]);
+        v["snapshot-log"] = json!([{"snapshot-id": 7, "timestamp-ms": 1000}]);
+        v.to_string().replace(r#""SUMMARY""#, summary)
+    };
+    for (summary, operation, expected) in [
+        // A repeated key keeps its last value, `operation` included.
+        (
+            r#"{"operation": "append", "a": "1", "b": "2", "a": "3", "operation": "delete"}"#,
+            Operation::Delete,
+            vec![("a", "3"), ("b", "2")],
+        ),
+        (
+            r#"{"a": "1", "operation": "append", "a": "2"}"#,
+            Operation::Append,
+            vec![("a", "2")],
+        ),
+        // Numbers and booleans as their JSON text, `operation` too.
+        (
+            r#"{"operation": 5, "i": -3, "u": 18446744073709551615, "f": 1.5, "e": 1e20, "t": true, "n": false}"#,
+            Operation::Other("5".into()),
+            vec![
+                ("e", "1e+20"),
+                ("f", "1.5"),
+                ("i", "-3"),
+                ("n", "false"),
+                ("t", "true"),
+                ("u", "18446744073709551615"),
+            ],
+        ),
+        // Escaped keys and values, unescaped; the key `operation` written with an escape.
+        (
+            r#"{"\u006fperation": "rep\u006cace", "k\"ey": "v\\a\nl\u00e9", "\ud83d\ude00": ""}"#,
+            Operation::Replace,
+            vec![("k\"ey", "v\\a\nl\u{e9}"), ("\u{1f600}", "")],
+        ),
+        // No properties at all.
+        (
+            r#"{"operation": "overwrite"}"#,
+            Operation::Overwrite,
+            vec![],
+        ),
+    ] {
+        let text = with_summary(summary);
+        let split = super::fast::split(text.as_bytes());
+        assert!(split.is_some(), "{summary}");
+        let fast = TableMetadata::parse(text.as_bytes()).unwrap();
+        assert_eq!(fast, read::parse_values_only(text.as_bytes()).unwrap());
+        let s = fast.snapshots[0].summary.as_ref().unwrap();
+        assert_eq!(s.operation, operation, "{summary}");
+        for (key, value) in &expected {
+            assert_eq!(s.get(key), Some(*value), "{summary}: {key}");
+        }
+        assert_eq!(s.get("operation"), None);
+        let expected: BTreeMap<String, String> = expected
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(s.properties(), &expected, "{summary}");
+        assert_eq!(
+            s.to_json(),
+            fast.snapshots[0].summary.clone().unwrap().to_json()
+        );
+    }
+    // The same summaries the fast path gives up on are refused by the value path too.
+    for (summary, says) in [
+        (r#"{"a": "1", "a": null, "operation": "append"}"#, "a"),
+        (r#"{"operation": "append", "o": {}}"#, "o"),
+        (r#"{"operation": null}"#, "operation"),
+        (r#"{"a": "1", "a": "2"}"#, "operation"),
+    ] {
+        let text = with_summary(summary);
+        assert!(super::fast::split(text.as_bytes()).is_none(), "{summary}");
+        let err = TableMetadata::parse(text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{summary}: {err}");
     }
 }
 

@@ -16,10 +16,7 @@ fn snapshot(id: i64, parent: Option<i64>, sequence: i64, at: i64) -> Snapshot {
         timestamp_ms: at,
         manifest_list: Some(format!("/wh/t/metadata/snap-{id}.avro")),
         manifests: None,
-        summary: Some(Summary {
-            operation: Operation::Append,
-            properties: Default::default(),
-        }),
+        summary: Some(Summary::new(Operation::Append, Default::default())),
         schema_id: Some(0),
         first_row_id: None,
         added_rows: Some(10),

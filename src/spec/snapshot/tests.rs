@@ -22,7 +22,7 @@ fn snapshot_round_trips() {
     assert_eq!(s.sequence_number, 1);
     let summary = s.summary.as_ref().unwrap();
     assert_eq!(summary.operation, Operation::Append);
-    assert_eq!(summary.properties["total-records"], "100");
+    assert_eq!(summary.get("total-records"), Some("100"));
     assert_eq!(s.schema_id, Some(1));
     assert_eq!(s.to_json(), v2_snapshot());
 }
@@ -128,4 +128,85 @@ fn log_entries_round_trip() {
     assert_eq!(entry.metadata_file, "s3://t/metadata/v1.metadata.json");
     assert_eq!(entry.to_json(), m);
     assert!(MetadataLogEntry::from_json(&json!({"timestamp-ms": 1})).is_err());
+}
+
+/// A summary packed as the fast path of [`super::super::metadata`] packs it.
+fn packed(operation: Operation, pairs: &[(&str, &str)]) -> Summary {
+    let mut text = String::new();
+    let mut ends = Vec::new();
+    for (key, value) in pairs {
+        text.push_str(key);
+        ends.push(text.len() as u32);
+        text.push_str(value);
+        ends.push(text.len() as u32);
+    }
+    Summary::packed(
+        operation,
+        PackedProperties::new(text.into(), ends.into()).unwrap(),
+    )
+}
+
+#[test]
+fn packed_summaries_read_like_maps_and_the_last_repeat_wins() {
+    let s = packed(
+        Operation::Append,
+        &[("b", "1"), ("a", "2"), ("b", "3"), ("", "")],
+    );
+    assert_eq!(
+        (s.get("b"), s.get("a"), s.get("")),
+        (Some("3"), Some("2"), Some(""))
+    );
+    assert_eq!(s.get("c"), None);
+    let map: BTreeMap<String, String> = [("", ""), ("a", "2"), ("b", "3")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let eager = Summary::new(Operation::Append, map.clone());
+    // `to_json` before and after the map is built, and equality both ways.
+    assert_eq!(s.to_json(), eager.to_json());
+    assert_eq!(s, eager);
+    assert_eq!(eager, s);
+    assert_eq!(s.properties(), &map);
+    assert_eq!(s.to_json(), eager.to_json());
+    assert_eq!(s.get("b"), Some("3"));
+    assert_eq!(format!("{s:?}"), format!("{eager:?}"));
+    assert_ne!(s, Summary::new(Operation::Delete, map.clone()));
+    assert_ne!(s, Summary::new(Operation::Append, BTreeMap::new()));
+    assert_eq!(
+        packed(Operation::Append, &[("b", "1"), ("b", "3")]).into_properties(),
+        BTreeMap::from([("b".to_string(), "3".to_string())])
+    );
+    assert_eq!(s.clone().into_properties(), map);
+}
+
+#[test]
+fn changing_a_packed_summary_changes_what_it_reads() {
+    let mut s = packed(Operation::Append, &[("a", "1"), ("a", "2")]);
+    s.properties_mut().insert("b".into(), "3".into());
+    s.properties_mut().remove("a");
+    assert_eq!((s.get("a"), s.get("b")), (None, Some("3")));
+    assert_eq!(s.to_json(), json!({"operation": "append", "b": "3"}));
+    let copy = s.clone();
+    assert_eq!(copy.into_properties().len(), 1);
+    // A clone taken before the map is built builds its own.
+    let fresh = packed(Operation::Delete, &[("x", "é")]);
+    let copy = fresh.clone();
+    assert_eq!(fresh.properties()["x"], "é");
+    assert_eq!(copy.get("x"), Some("é"));
+    assert_eq!(copy.properties()["x"], "é");
+}
+
+#[test]
+fn packed_offsets_are_checked() {
+    assert!(PackedProperties::new("ab".into(), Box::new([1, 2])).is_some());
+    assert!(PackedProperties::new("ab".into(), Box::new([1])).is_none());
+    assert!(PackedProperties::new("ab".into(), Box::new([2, 1])).is_none());
+    assert!(PackedProperties::new("ab".into(), Box::new([1, 3])).is_none());
+    assert!(PackedProperties::new("é".into(), Box::new([1, 2])).is_none());
+}
+
+#[test]
+fn summaries_can_be_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Summary>();
 }

@@ -1,31 +1,33 @@
-//! Reading Iceberg's Avro files (manifest lists and manifests) as apache-avro [`Value`]s, one
-//! record at a time, with fields found by name and, where a writer named a field differently,
-//! by the `field-id` attribute of the writer schema (spec: "Avro" appendix: every field carries
-//! its Iceberg id). Nullable unions are unwrapped generically, so writers that make every field
-//! a `["null", T]` union (BigQuery) read like Java's.
+//! Reading Iceberg's Avro files (manifest lists and manifests) one record at a time, with
+//! fields found by name and, where a writer named a field differently, by the `field-id`
+//! attribute of the writer schema (spec: "Avro" appendix: every field carries its Iceberg id).
+//! Nullable unions are resolved while decoding, so writers that make every field a
+//! `["null", T]` union (BigQuery) read like Java's.
 //!
-//! Decoders here are pure: their errors are [`Error::Corrupt`] with an empty path.
+//! The container format is read here; records are decoded by [`datum`] against the writer
+//! schema, compiled once per distinct schema text. Decoders here are pure: their errors are
+//! [`Error::Corrupt`] with an empty path.
+
+mod datum;
 
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use apache_avro::Codec;
-use apache_avro::reader::datum::GenericDatumReader;
-use apache_avro::schema::{NamesRef, RecordSchema, ResolvedSchema, Schema};
-use apache_avro::types::Value;
+use apache_avro::schema::{ResolvedSchema, Schema};
 
+pub(crate) use self::datum::Datum;
+use self::datum::{Node, RecordNode, read_len, read_long, take};
 use crate::error::{Error, Result};
 
 /// An opened Avro object container file: the header is read, the records are not yet.
 ///
-/// The container format is read here (it is small: magic, a metadata map, a sync marker, then
-/// blocks of records); apache-avro decodes the records. The writer schema is parsed once per
-/// distinct schema text and shared process-wide: every manifest of a table usually carries
-/// the same schema, and parsing it (JSON, name validation) costs more than decoding a
-/// one-entry manifest.
+/// The writer schema is parsed and compiled once per distinct schema text and shared
+/// process-wide: every manifest of a table usually carries the same schema, and parsing it
+/// (JSON, name validation) costs more than decoding a one-entry manifest.
 pub(crate) struct AvroFile<'b> {
-    schema: Arc<Schema>,
+    schema: Arc<Node>,
     metadata: HashMap<String, Vec<u8>>,
     codec: Codec,
     sync: [u8; 16],
@@ -80,17 +82,9 @@ impl<'b> AvroFile<'b> {
         mut convert: impl FnMut(Record<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
         let schema = self.schema.as_ref();
-        let resolved = ResolvedSchema::try_from(schema)
-            .map_err(|e| Error::corrupt_with("", "invalid Avro writer schema", e))?;
-        let ctx = SchemaCtx {
-            names: Some(resolved.get_names()),
-        };
-        let reader = GenericDatumReader::builder(schema)
-            .resolved_writer_schemata(resolved.clone())
-            .build()
-            .map_err(|e| Error::corrupt_with("", "invalid Avro writer schema", e))?;
         let mut out = Vec::new();
         let mut input = self.blocks;
+        let mut decompressed = Vec::new();
         while !input.is_empty() {
             let block = out.len();
             let block_error = |reason: String| {
@@ -98,30 +92,51 @@ impl<'b> AvroFile<'b> {
             };
             let count = read_len(&mut input).map_err(block_error)?;
             let size = read_len(&mut input).map_err(block_error)?;
-            let mut data = take(&mut input, size).map_err(block_error)?.to_vec();
+            let data = take(&mut input, size).map_err(block_error)?;
             if take(&mut input, 16).map_err(block_error)? != self.sync {
                 return Err(block_error(
                     "sync marker does not match the header's".into(),
                 ));
             }
-            self.codec.decompress(&mut data).map_err(|e| {
-                Error::corrupt_with(
-                    "",
-                    format!("cannot decompress the Avro block after record {block}"),
-                    e,
-                )
-            })?;
-            let mut records = data.as_slice();
+            let mut records = match self.codec {
+                Codec::Null => data,
+                codec => {
+                    decompressed.clear();
+                    decompressed.extend_from_slice(data);
+                    codec.decompress(&mut decompressed).map_err(|e| {
+                        Error::corrupt_with(
+                            "",
+                            format!("cannot decompress the Avro block after record {block}"),
+                            e,
+                        )
+                    })?;
+                    decompressed.as_slice()
+                }
+            };
+            out.reserve(count.min(records.len()));
+            // A record schema's fields are decoded into one buffer reused for the block.
+            let mut fields = Vec::new();
             for _ in 0..count {
                 let index = out.len();
-                let value = reader.read_value(&mut records).map_err(|e| {
-                    Error::corrupt_with(
+                let decode_error = |reason: String| {
+                    Error::corrupt(
                         "",
-                        format!("cannot decode Avro record {index} ({what})"),
-                        e,
+                        format!("cannot decode Avro record {index} ({what}): {reason}"),
                     )
-                })?;
-                let record = Record::new(&value, Some(schema), ctx, what);
+                };
+                let value;
+                let record = match schema {
+                    Node::Record(node) => {
+                        fields.clear();
+                        node.decode_into(&mut records, &mut fields)
+                            .map_err(decode_error)?;
+                        Ok(Record::of_fields(node, &fields, what))
+                    }
+                    other => {
+                        value = other.decode(&mut records).map_err(decode_error)?;
+                        Record::new(&value, what)
+                    }
+                };
                 out.push(
                     record
                         .and_then(&mut convert)
@@ -133,17 +148,18 @@ impl<'b> AvroFile<'b> {
     }
 }
 
-/// The parsed writer schema for this schema text, from the process-wide cache when seen
+/// The compiled writer schema for this schema text, from the process-wide cache when seen
 /// before. The cache holds at most [`SCHEMA_CACHE_ENTRIES`] schemas (a few KB each).
-fn writer_schema(json: Vec<u8>) -> std::result::Result<Arc<Schema>, String> {
-    static SCHEMAS: LazyLock<Mutex<HashMap<Vec<u8>, Arc<Schema>>>> =
-        LazyLock::new(Default::default);
+fn writer_schema(json: Vec<u8>) -> std::result::Result<Arc<Node>, String> {
+    static SCHEMAS: LazyLock<Mutex<HashMap<Vec<u8>, Arc<Node>>>> = LazyLock::new(Default::default);
     if let Some(schema) = SCHEMAS.lock().unwrap_or_else(|e| e.into_inner()).get(&json) {
         return Ok(Arc::clone(schema));
     }
     let text = std::str::from_utf8(&json).map_err(|_| "avro.schema is not UTF-8".to_string())?;
-    let schema =
-        Arc::new(Schema::parse_str(text).map_err(|e| format!("invalid avro.schema: {e}"))?);
+    let parsed = Schema::parse_str(text).map_err(|e| format!("invalid avro.schema: {e}"))?;
+    let resolved =
+        ResolvedSchema::try_from(&parsed).map_err(|e| format!("invalid avro.schema: {e}"))?;
+    let schema = Arc::new(Node::compile(&parsed, resolved.get_names())?);
     let mut cache = SCHEMAS.lock().unwrap_or_else(|e| e.into_inner());
     if cache.len() >= SCHEMA_CACHE_ENTRIES {
         cache.clear();
@@ -177,41 +193,6 @@ fn read_metadata_map(input: &mut &[u8]) -> std::result::Result<HashMap<String, V
     }
 }
 
-/// Avro's zig-zag variable-length long.
-fn read_long(input: &mut &[u8]) -> std::result::Result<i64, String> {
-    let mut value: u64 = 0;
-    for shift in (0..64).step_by(7) {
-        let (&byte, rest) = input
-            .split_first()
-            .ok_or_else(|| "truncated (in a variable-length integer)".to_string())?;
-        *input = rest;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Ok(((value >> 1) as i64) ^ -((value & 1) as i64));
-        }
-    }
-    Err("a variable-length integer is longer than 10 bytes".into())
-}
-
-/// A non-negative long used as a length or count.
-fn read_len(input: &mut &[u8]) -> std::result::Result<usize, String> {
-    let n = read_long(input)?;
-    usize::try_from(n).map_err(|_| format!("negative length {n}"))
-}
-
-/// The next `n` bytes.
-fn take<'a>(input: &mut &'a [u8], n: usize) -> std::result::Result<&'a [u8], String> {
-    if input.len() < n {
-        return Err(format!(
-            "truncated: {n} bytes expected, {} left",
-            input.len()
-        ));
-    }
-    let (head, rest) = input.split_at(n);
-    *input = rest;
-    Ok(head)
-}
-
 /// Prefixes a conversion error with the index of the record it is about.
 fn at_record(err: Error, index: usize) -> Error {
     match err {
@@ -228,76 +209,37 @@ fn at_record(err: Error, index: usize) -> Error {
     }
 }
 
-/// Named types of the writer schema, to follow `Schema::Ref`s.
-#[derive(Clone, Copy)]
-pub(crate) struct SchemaCtx<'a> {
-    names: Option<&'a NamesRef<'a>>,
-}
-
-impl<'a> SchemaCtx<'a> {
-    /// Follows a reference to a named type, if it is one.
-    fn resolve(self, schema: &'a Schema) -> &'a Schema {
-        match (schema, self.names) {
-            (Schema::Ref { name }, Some(names)) => names.get(name).copied().unwrap_or(schema),
-            _ => schema,
-        }
-    }
-
-    /// Strips union wrappers from a value, following the writer schema along (the union
-    /// index picks the variant). `None` for null.
-    fn unwrap(
-        self,
-        mut value: &'a Value,
-        mut schema: Option<&'a Schema>,
-    ) -> Option<(&'a Value, Option<&'a Schema>)> {
-        loop {
-            match value {
-                Value::Null => return None,
-                Value::Union(index, inner) => {
-                    schema = match schema.map(|s| self.resolve(s)) {
-                        Some(Schema::Union(u)) => u.variants().get(*index as usize),
-                        _ => None,
-                    };
-                    value = inner;
-                }
-                _ => return Some((value, schema.map(|s| self.resolve(s)))),
-            }
-        }
-    }
-}
-
-/// A record value with its writer schema (when known), read field by field.
+/// A decoded record, read field by field.
 #[derive(Clone, Copy)]
 pub(crate) struct Record<'a> {
     what: &'static str,
-    fields: &'a [(String, Value)],
-    schema: Option<&'a RecordSchema>,
-    ctx: SchemaCtx<'a>,
+    fields: &'a [Datum<'a>],
+    schema: &'a RecordNode,
 }
 
 impl<'a> Record<'a> {
-    /// A record from a (possibly union-wrapped) record value.
-    pub(crate) fn new(
-        value: &'a Value,
-        schema: Option<&'a Schema>,
-        ctx: SchemaCtx<'a>,
-        what: &'static str,
-    ) -> Result<Self> {
-        match ctx.unwrap(value, schema) {
-            Some((Value::Record(fields), schema)) => Ok(Self {
+    /// A record from a record value.
+    fn new(value: &'a Datum<'a>, what: &'static str) -> Result<Self> {
+        match value {
+            Datum::Record(schema, fields) => Ok(Self {
                 what,
                 fields,
-                schema: match schema {
-                    Some(Schema::Record(r)) => Some(r),
-                    _ => None,
-                },
-                ctx,
+                schema,
             }),
-            Some((other, _)) => Err(Error::corrupt(
+            Datum::Null => Err(Error::corrupt("", format!("{what} is null"))),
+            other => Err(Error::corrupt(
                 "",
-                format!("{what} is an Avro {}, not a record", kind(other)),
+                format!("{what} is an Avro {}, not a record", other.kind()),
             )),
-            None => Err(Error::corrupt("", format!("{what} is null"))),
+        }
+    }
+
+    /// A record from its decoded fields.
+    fn of_fields(schema: &'a RecordNode, fields: &'a [Datum<'a>], what: &'static str) -> Self {
+        Self {
+            what,
+            fields,
+            schema,
         }
     }
 
@@ -319,37 +261,31 @@ impl<'a> Record<'a> {
 
     /// Where the field of this name is.
     pub(crate) fn position_of_name(&self, name: &str) -> Option<usize> {
-        self.fields.iter().position(|(n, _)| n == name)
+        self.schema.fields.iter().position(|f| f.name == name)
     }
 
     /// Where the field with this `field-id` attribute is, per the writer schema.
     pub(crate) fn position_of_id(&self, field_id: i32) -> Option<usize> {
-        let schema = self.schema?;
-        schema
+        self.schema
             .fields
             .iter()
-            .position(|f| attribute_id(&f.custom_attributes, "field-id") == Some(field_id))
-            .filter(|&i| i < self.fields.len())
+            .position(|f| f.field_id == Some(field_id))
     }
 
-    /// The field at `index`, unwrapped; `None` when absent or null.
+    /// The field at `index`; `None` when absent or null.
     pub(crate) fn at(&self, index: usize) -> Option<Field<'a>> {
-        let (name, value) = self.fields.get(index)?;
-        let schema = self
-            .schema
-            .and_then(|s| s.fields.get(index))
-            .map(|f| &f.schema);
-        let (value, schema) = self.ctx.unwrap(value, schema)?;
+        let value = self.fields.get(index)?;
+        if matches!(value, Datum::Null) {
+            return None;
+        }
         Some(Field {
             what: self.what,
-            name,
+            name: &self.schema.fields.get(index)?.name,
             value,
-            schema,
-            ctx: self.ctx,
         })
     }
 
-    /// A field by name (or field id), unwrapped; `None` when absent or null.
+    /// A field by name (or field id); `None` when absent or null.
     pub(crate) fn get(&self, name: &str, field_id: i32) -> Option<Field<'a>> {
         self.at(self.position(name, Some(field_id))?)
     }
@@ -388,19 +324,17 @@ impl<'a> Record<'a> {
     }
 }
 
-/// One non-null field value with its writer schema (when known).
+/// One non-null field value.
 #[derive(Clone, Copy)]
 pub(crate) struct Field<'a> {
     what: &'static str,
     name: &'a str,
-    value: &'a Value,
-    schema: Option<&'a Schema>,
-    ctx: SchemaCtx<'a>,
+    value: &'a Datum<'a>,
 }
 
 impl<'a> Field<'a> {
-    /// The value, union wrappers removed.
-    pub(crate) fn value(&self) -> &'a Value {
+    /// The value (never a union: the written branch's value).
+    pub(crate) fn value(&self) -> &'a Datum<'a> {
         self.value
     }
 
@@ -412,33 +346,41 @@ impl<'a> Field<'a> {
                 "{}.{} is an Avro {}, expected {expected}",
                 self.what,
                 self.name,
-                kind(self.value)
+                self.value.kind()
             ),
         )
     }
 
     /// An Avro `int`.
     pub(crate) fn int(&self) -> Result<i32> {
-        as_int(self.value).ok_or_else(|| self.wrong("int"))
+        match self.value {
+            Datum::Int(i) => Ok(*i),
+            _ => Err(self.wrong("int")),
+        }
     }
 
     /// A field id: an Avro `int`, or a `long` that fits (some writers declare id lists as
     /// `long`, e.g. `equality_ids` written by pyarrow-based writers).
     pub(crate) fn field_id(&self) -> Result<i32> {
-        as_long(self.value)
+        self.long()
+            .ok()
             .and_then(|v| i32::try_from(v).ok())
             .ok_or_else(|| self.wrong("int"))
     }
 
     /// An Avro `long` (an `int` is widened).
     pub(crate) fn long(&self) -> Result<i64> {
-        as_long(self.value).ok_or_else(|| self.wrong("long"))
+        match self.value {
+            Datum::Long(l) => Ok(*l),
+            Datum::Int(i) => Ok(i64::from(*i)),
+            _ => Err(self.wrong("long")),
+        }
     }
 
     /// An Avro `boolean`.
     pub(crate) fn boolean(&self) -> Result<bool> {
         match self.value {
-            Value::Boolean(b) => Ok(*b),
+            Datum::Boolean(b) => Ok(*b),
             _ => Err(self.wrong("boolean")),
         }
     }
@@ -446,46 +388,39 @@ impl<'a> Field<'a> {
     /// An Avro `string`.
     pub(crate) fn string(&self) -> Result<String> {
         match self.value {
-            Value::String(s) => Ok(s.clone()),
+            Datum::String(s) => Ok((*s).to_string()),
             _ => Err(self.wrong("string")),
         }
     }
 
     /// Avro `bytes` or `fixed`.
     pub(crate) fn bytes(&self) -> Result<Vec<u8>> {
-        as_bytes(self.value)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| self.wrong("bytes"))
+        match self.value {
+            Datum::Bytes(b) | Datum::Fixed(b) => Ok(b.to_vec()),
+            _ => Err(self.wrong("bytes")),
+        }
     }
 
     /// A record.
     pub(crate) fn record(&self, what: &'static str) -> Result<Record<'a>> {
-        Record::new(self.value, self.schema, self.ctx, what)
+        Record::new(self.value, what)
     }
 
-    /// An array, its items unwrapped (null items are skipped) with their schema.
-    pub(crate) fn items(&self) -> Result<Vec<Field<'a>>> {
-        let Value::Array(items) = self.value else {
+    /// An array's items (null items are skipped).
+    pub(crate) fn items(&self) -> Result<impl Iterator<Item = Field<'a>> + use<'a>> {
+        let Datum::Array(items) = self.value else {
             return Err(self.wrong("array"));
         };
-        let item_schema = match self.schema {
-            Some(Schema::Array(a)) => Some(a.items.as_ref()),
-            _ => None,
-        };
+        let field = *self;
         Ok(items
             .iter()
-            .filter_map(|v| self.ctx.unwrap(v, item_schema))
-            .map(|(value, schema)| Field {
-                value,
-                schema,
-                ..*self
-            })
-            .collect())
+            .filter(|v| !matches!(v, Datum::Null))
+            .map(move |value| Field { value, ..field }))
     }
 
     /// An array of items converted with `convert`.
     pub(crate) fn list<T>(&self, convert: impl Fn(&Field<'a>) -> Result<T>) -> Result<Vec<T>> {
-        self.items()?.iter().map(convert).collect()
+        self.items()?.map(|f| convert(&f)).collect()
     }
 
     /// An Iceberg `map<int, T>`: an Avro array of `{key, value}` records (Java writes them
@@ -496,29 +431,25 @@ impl<'a> Field<'a> {
         convert: impl Fn(&Field<'a>) -> Result<T>,
     ) -> Result<HashMap<i32, T>> {
         match self.value {
-            Value::Map(map) => map
+            Datum::Map(map) => map
                 .iter()
-                .filter_map(|(k, v)| Some((k, self.ctx.unwrap(v, None)?.0)))
+                .filter(|(_, v)| !matches!(v, Datum::Null))
                 .map(|(k, v)| {
                     let key = k
                         .parse::<i32>()
                         .map_err(|_| self.wrong("map with int keys"))?;
-                    Ok((
-                        key,
-                        convert(&Field {
-                            value: v,
-                            schema: None,
-                            ..*self
-                        })?,
-                    ))
+                    Ok((key, convert(&Field { value: v, ..*self })?))
                 })
                 .collect(),
-            Value::Array(_) => self
-                .items()?
-                .iter()
-                .filter_map(|item| self.map_entry(item).transpose())
-                .map(|kv| kv.and_then(|(k, v)| Ok((k.int()?, convert(&v)?))))
-                .collect(),
+            Datum::Array(_) => {
+                let mut map = HashMap::new();
+                for item in self.items()? {
+                    if let Some((k, v)) = self.map_entry(&item)? {
+                        map.insert(k.int()?, convert(&v)?);
+                    }
+                }
+                Ok(map)
+            }
             _ => Err(self.wrong("map")),
         }
     }
@@ -539,73 +470,6 @@ impl<'a> Field<'a> {
             };
             (named(k), named(v))
         }))
-    }
-}
-
-/// Reads an integer attribute (`field-id`, `element-id`, ...) of a schema element.
-fn attribute_id(
-    attributes: &std::collections::BTreeMap<String, serde_json::Value>,
-    key: &str,
-) -> Option<i32> {
-    let v = attributes.get(key)?;
-    v.as_i64()
-        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-        .and_then(|i| i32::try_from(i).ok())
-}
-
-/// An Avro `int`.
-pub(crate) fn as_int(value: &Value) -> Option<i32> {
-    match value {
-        Value::Int(i) => Some(*i),
-        _ => None,
-    }
-}
-
-/// An Avro `long`, or an `int` widened.
-pub(crate) fn as_long(value: &Value) -> Option<i64> {
-    match value {
-        Value::Long(l) => Some(*l),
-        Value::Int(i) => Some(i64::from(*i)),
-        _ => None,
-    }
-}
-
-/// Avro `bytes` or `fixed`.
-pub(crate) fn as_bytes(value: &Value) -> Option<&[u8]> {
-    match value {
-        Value::Bytes(b) | Value::Fixed(_, b) => Some(b),
-        _ => None,
-    }
-}
-
-/// The Avro kind of a value, for error messages.
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Boolean(_) => "boolean",
-        Value::Int(_) => "int",
-        Value::Long(_) => "long",
-        Value::Float(_) => "float",
-        Value::Double(_) => "double",
-        Value::Bytes(_) => "bytes",
-        Value::String(_) => "string",
-        Value::Fixed(..) => "fixed",
-        Value::Enum(..) => "enum",
-        Value::Union(..) => "union",
-        Value::Array(_) => "array",
-        Value::Map(_) => "map",
-        Value::Record(_) => "record",
-        Value::Date(_) => "date",
-        Value::Decimal(_) | Value::BigDecimal(_) => "decimal",
-        Value::TimeMillis(_) | Value::TimeMicros(_) => "time",
-        Value::TimestampMillis(_)
-        | Value::TimestampMicros(_)
-        | Value::TimestampNanos(_)
-        | Value::LocalTimestampMillis(_)
-        | Value::LocalTimestampMicros(_)
-        | Value::LocalTimestampNanos(_) => "timestamp",
-        Value::Duration(_) => "duration",
-        Value::Uuid(_) => "uuid",
     }
 }
 
@@ -698,6 +562,7 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apache_avro::types::Value;
     use apache_avro::{DeflateSettings, Writer, ZstandardSettings};
 
     fn schema() -> Schema {
