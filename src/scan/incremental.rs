@@ -171,11 +171,7 @@ async fn manifests_written_by(
         .snapshot_by_id(snapshot_id)
         .ok_or_else(|| Error::not_found(format!("snapshot {snapshot_id}")))?;
     let mut own = Vec::new();
-    for manifest in read_manifest_list(io, metadata, snapshot)
-        .await?
-        .iter()
-        .cloned()
-    {
+    for manifest in read_manifest_list(io, metadata, snapshot).await?.iter() {
         if manifest.added_snapshot_id != snapshot_id {
             continue;
         }
@@ -185,7 +181,7 @@ async fn manifests_written_by(
             }
             continue;
         }
-        own.push(manifest);
+        own.push(manifest.clone());
     }
     Ok(own)
 }
