@@ -16,9 +16,9 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::catalog::SqliteCatalog;
-use crate::catalog::file::locate_and_load;
+use crate::catalog::file::write_version_hint;
 use crate::error::{Error, Result};
-use crate::io::FileIO;
+use crate::io::{FileIO, TableScope};
 use crate::scan::read_manifest_list;
 use crate::spec::manifest_writer::{write_manifest, write_manifest_list};
 use crate::spec::metadata::update::new_snapshot_id;
@@ -129,19 +129,58 @@ impl CommitTarget<'_> {
         }
     }
 
-    /// The table's current metadata file and metadata.
-    async fn load(&self, io: &FileIO) -> Result<(String, TableMetadata)> {
+    /// The table's current version, for a commit: loaded strictly ([`Table::load_for_write`]
+    /// for a directory, the pointer row for a catalog table), refused when moved.
+    pub(crate) async fn load(&self, io: &FileIO) -> Result<Base> {
         match self {
-            Self::Directory { location } => newest(io, location).await,
+            Self::Directory { location } => {
+                let (table, version) = Table::load_version_for_write(io.clone(), location).await?;
+                let dir = format!(
+                    "{}/metadata",
+                    table.metadata().location.trim_end_matches('/')
+                );
+                let next_location = format!("{dir}/v{}.metadata.json", version + 1);
+                Ok(Base::new(table, next_location, Some(version + 1)))
+            }
             Self::Catalog {
                 catalog,
                 namespace,
                 table,
             } => {
                 let loaded = catalog.load_table(namespace, table).await?;
-                let location = loaded.metadata_location().to_string();
-                Ok((location, loaded.metadata().as_ref().clone()))
+                loaded.ensure_writable()?;
+                let next_location = catalog_metadata_location(
+                    loaded.metadata_location(),
+                    &loaded.metadata().location,
+                );
+                Ok(Base::new(loaded, next_location, None))
             }
+        }
+    }
+}
+
+/// The version a commit builds on: the table's current metadata file and metadata, and the
+/// metadata file the commit creates.
+#[derive(Debug, Clone)]
+pub(crate) struct Base {
+    /// The current metadata file.
+    pub(crate) location: String,
+    /// Its metadata.
+    pub(crate) metadata: TableMetadata,
+    /// The metadata file the commit creates (create-if-absent: the commit point of a
+    /// directory table).
+    next_location: String,
+    /// For a directory table, the version number of `next_location` (for the hint).
+    next_version: Option<u64>,
+}
+
+impl Base {
+    fn new(table: Table, next_location: String, next_version: Option<u64>) -> Self {
+        Self {
+            location: table.metadata_location().to_string(),
+            metadata: table.metadata().as_ref().clone(),
+            next_location,
+            next_version,
         }
     }
 }
@@ -162,30 +201,25 @@ pub async fn append_to_directory(
 /// they come. The table is never left half-written: the pointer swap comes last, and the
 /// files of a failed commit are deleted.
 pub async fn append(io: &FileIO, target: CommitTarget<'_>, append: AppendFiles) -> Result<Table> {
-    let (base_location, base) = target.load(io).await?;
+    let mut base = target.load(io).await?;
     let snapshot_id = new_snapshot_id();
-    let manifests = write_new_manifests(io, &base, &append, snapshot_id).await?;
-    let policy = RetryPolicy::of(&base);
-    let mut current = (base_location, base);
+    let manifests = write_new_manifests(io, &base.metadata, &append, snapshot_id).await?;
+    let policy = RetryPolicy::of(&base.metadata);
     let mut attempt = 0;
     loop {
-        let (base_location, base) = &current;
-        let result = commit_attempt(
-            io,
-            &target,
-            base_location,
-            base,
-            &append,
-            &manifests,
-            snapshot_id,
-        )
-        .await;
+        let result = commit_attempt(io, &target, &base, &append, &manifests, snapshot_id).await;
         match result {
             Ok(table) => return Ok(table),
             Err(AttemptError::Lost) if attempt < policy.retries => {
                 tokio::time::sleep(policy.wait(attempt)).await;
                 attempt += 1;
-                current = target.load(io).await?;
+                base = match target.load(io).await {
+                    Ok(base) => base,
+                    Err(e) => {
+                        delete_all(io, &manifest_paths(&manifests)).await;
+                        return Err(e);
+                    }
+                };
             }
             Err(AttemptError::Lost) => {
                 delete_all(io, &manifest_paths(&manifests)).await;
@@ -195,21 +229,6 @@ pub async fn append(io: &FileIO, target: CommitTarget<'_>, append: AppendFiles) 
                 delete_all(io, &manifest_paths(&manifests)).await;
                 return Err(e);
             }
-        }
-    }
-}
-
-/// The table's newest version: the version hint's, then any newer `vN` file the winner of a
-/// race wrote before updating the hint.
-async fn newest(io: &FileIO, location: &str) -> Result<(String, TableMetadata)> {
-    let (mut current, mut metadata) = locate_and_load(io, location).await?;
-    loop {
-        let next = next_metadata_location(&current, &metadata.location);
-        if next.contains("/v") && io.exists(&next).await? {
-            metadata = crate::catalog::file::load_metadata(io, &next).await?;
-            current = next;
-        } else {
-            return Ok((current, metadata));
         }
     }
 }
@@ -232,12 +251,12 @@ impl From<Error> for AttemptError {
 async fn commit_attempt(
     io: &FileIO,
     target: &CommitTarget<'_>,
-    base_location: &str,
-    base: &TableMetadata,
+    base_version: &Base,
     append: &AppendFiles,
     new_manifests: &[ManifestFile],
     snapshot_id: i64,
 ) -> std::result::Result<Table, AttemptError> {
+    let (base_location, base) = (&base_version.location, &base_version.metadata);
     let sequence_number = base.next_sequence_number();
     let parent = base
         .branch_head(&append.branch)
@@ -289,24 +308,20 @@ async fn commit_attempt(
         key_id: None,
     };
     let next = base.with_snapshot(snapshot, &append.branch, Some(base_location))?;
-    swap(io, target, base_location, base, next, vec![list_path]).await
+    swap(io, target, base_version, next, vec![list_path]).await
 }
 
 /// Writes `next` as the table's next metadata file and swaps the pointer to it from
-/// `base_location`. On a lost race (the file name taken, or the catalog row moved on) the
+/// `base`. On a lost race (the file name taken, or the catalog row moved on) the
 /// metadata file and `written` (the attempt's own files) are deleted.
 async fn swap(
     io: &FileIO,
     target: &CommitTarget<'_>,
-    base_location: &str,
-    base: &TableMetadata,
+    base: &Base,
     next: TableMetadata,
     mut written: Vec<String>,
 ) -> std::result::Result<Table, AttemptError> {
-    let next_location = match target {
-        CommitTarget::Directory { .. } => next_metadata_location(base_location, &base.location),
-        CommitTarget::Catalog { .. } => catalog_metadata_location(base_location, &base.location),
-    };
+    let next_location = base.next_location.clone();
     let json = serde_json::to_vec_pretty(&next.to_json()).map_err(|e| {
         Error::InvalidArgument(format!(
             "metadata of {next_location} is not serializable: {e}"
@@ -318,7 +333,9 @@ async fn swap(
     }
     match target {
         CommitTarget::Directory { .. } => {
-            write_version_hint(io, &base.location, &next_location).await;
+            if let Some(version) = base.next_version {
+                write_version_hint(io, &base.metadata.location, version).await;
+            }
         }
         CommitTarget::Catalog {
             catalog,
@@ -326,7 +343,7 @@ async fn swap(
             table,
         } => {
             let swapped =
-                catalog.commit_metadata_location(namespace, table, base_location, &next_location);
+                catalog.commit_metadata_location(namespace, table, &base.location, &next_location);
             if let Err(e) = swapped {
                 written.push(next_location);
                 delete_all(io, &written).await;
@@ -337,7 +354,7 @@ async fn swap(
             }
         }
     }
-    delete_dropped_metadata_files(io, base, &next).await;
+    delete_dropped_metadata_files(io, &base.metadata, &next).await;
     Ok(Table::from_parts(
         io.clone(),
         next_location,
@@ -355,18 +372,18 @@ pub async fn commit_metadata_change(
     target: CommitTarget<'_>,
     change: impl Fn(&TableMetadata) -> Result<TableMetadata>,
 ) -> Result<Table> {
-    let (mut base_location, mut base) = target.load(io).await?;
-    let policy = RetryPolicy::of(&base);
+    let mut base = target.load(io).await?;
+    let policy = RetryPolicy::of(&base.metadata);
     let mut attempt = 0;
     loop {
-        let mut next = change(&base)?;
-        next.log_previous_file(&base_location, base.last_updated_ms);
-        match swap(io, &target, &base_location, &base, next, Vec::new()).await {
+        let mut next = change(&base.metadata)?;
+        next.log_previous_file(&base.location, base.metadata.last_updated_ms);
+        match swap(io, &target, &base, next, Vec::new()).await {
             Ok(table) => return Ok(table),
             Err(AttemptError::Lost) if attempt < policy.retries => {
                 tokio::time::sleep(policy.wait(attempt)).await;
                 attempt += 1;
-                (base_location, base) = target.load(io).await?;
+                base = target.load(io).await?;
             }
             Err(AttemptError::Lost) => return Err(policy.exhausted(&target, attempt)),
             Err(AttemptError::Failed(e)) => return Err(e),
@@ -394,13 +411,18 @@ async fn delete_dropped_metadata_files(io: &FileIO, base: &TableMetadata, next: 
         .iter()
         .map(|e| e.metadata_file.as_str())
         .collect();
-    let dropped: Vec<String> = base
+    let Ok(scope) = TableScope::new(io, &next.location) else {
+        return;
+    };
+    let dropped = base
         .metadata_log
         .iter()
-        .map(|e| e.metadata_file.clone())
-        .filter(|file| !kept.contains(file.as_str()))
-        .collect();
-    delete_all(io, &dropped).await;
+        .map(|e| e.metadata_file.as_str())
+        .filter(|file| !kept.contains(file));
+    for file in dropped {
+        // Only under the table location (a crafted log may name any path).
+        let _ = scope.delete(file).await;
+    }
 }
 
 /// The new manifests of an append: one per partition spec, with every file ADDED. Entries
@@ -459,21 +481,6 @@ async fn write_new_manifests(
     Ok(written)
 }
 
-/// The metadata file after `current`: `vN.metadata.json` -> `v(N+1)`, `NNNNN-uuid.metadata.json`
-/// -> `(N+1)-uuid'`; anything else starts the `vN` series at the next free-looking name.
-fn next_metadata_location(current: &str, table_location: &str) -> String {
-    let dir = format!("{}/metadata", table_location.trim_end_matches('/'));
-    let name = current.rsplit('/').next().unwrap_or(current);
-    let stem = name.strip_suffix(".metadata.json").unwrap_or(name);
-    if let Some(n) = stem.strip_prefix('v').and_then(|n| n.parse::<u64>().ok()) {
-        return format!("{dir}/v{}.metadata.json", n + 1);
-    }
-    if let Some(n) = stem.split('-').next().and_then(|n| n.parse::<u64>().ok()) {
-        return format!("{dir}/{:05}-{}.metadata.json", n + 1, uuid::Uuid::new_v4());
-    }
-    format!("{dir}/v2.metadata.json")
-}
-
 /// A catalog table's next metadata file: `NNNNN-uuid.metadata.json`, numbered after the
 /// current one (a fresh uuid keeps concurrent writers' files apart; the catalog decides).
 fn catalog_metadata_location(current: &str, table_location: &str) -> String {
@@ -489,24 +496,6 @@ fn catalog_metadata_location(current: &str, table_location: &str) -> String {
         number + 1,
         uuid::Uuid::new_v4()
     )
-}
-
-/// Points `version-hint.text` at the new version (best effort: readers that find it stale
-/// fall back to listing, and the commit already happened).
-async fn write_version_hint(io: &FileIO, table_location: &str, metadata_location: &str) {
-    let name = metadata_location
-        .rsplit('/')
-        .next()
-        .unwrap_or(metadata_location);
-    let version = name
-        .strip_suffix(".metadata.json")
-        .and_then(|s| s.strip_prefix('v'))
-        .unwrap_or(name);
-    let hint = format!(
-        "{}/metadata/version-hint.text",
-        table_location.trim_end_matches('/')
-    );
-    let _ = io.write(&hint, Bytes::from(version.to_string())).await;
 }
 
 /// Deletes files of a failed attempt (best effort: they are unreferenced either way).

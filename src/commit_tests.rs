@@ -185,9 +185,14 @@ async fn an_attempt_on_a_stale_base_loses_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let location = new_table(dir.path());
     let io = FileIO::default();
-    let (base_location, base) = newest(&io, &location).await.unwrap();
+    let target = CommitTarget::Directory {
+        location: &location,
+    };
+    let base = target.load(&io).await.unwrap();
     let append = AppendFiles::new(vec![data_file(&location, &[7])]);
-    let manifests = write_new_manifests(&io, &base, &append, 42).await.unwrap();
+    let manifests = write_new_manifests(&io, &base.metadata, &append, 42)
+        .await
+        .unwrap();
     // Another writer commits v2 between our read of v1 and our swap.
     append_to_directory(
         &io,
@@ -199,10 +204,7 @@ async fn an_attempt_on_a_stale_base_loses_and_leaves_nothing_behind() {
     let before = std::fs::read_dir(dir.path().join("metadata"))
         .unwrap()
         .count();
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
-    let lost = commit_attempt(&io, &target, &base_location, &base, &append, &manifests, 42).await;
+    let lost = commit_attempt(&io, &target, &base, &append, &manifests, 42).await;
     assert!(matches!(lost, Err(AttemptError::Lost)));
     // The attempt's manifest list is gone; the other writer's commit stands.
     let after = std::fs::read_dir(dir.path().join("metadata"))
@@ -211,8 +213,8 @@ async fn an_attempt_on_a_stale_base_loses_and_leaves_nothing_behind() {
     assert_eq!(before, after);
     assert_eq!(count_and_sum(&location).await, (1, 1));
     // A retry on the new base commits both.
-    let (base_location, base) = newest(&io, &location).await.unwrap();
-    commit_attempt(&io, &target, &base_location, &base, &append, &manifests, 42)
+    let base = target.load(&io).await.unwrap();
+    commit_attempt(&io, &target, &base, &append, &manifests, 42)
         .await
         .ok()
         .unwrap();
@@ -230,13 +232,27 @@ fn retry_waits_double_up_to_the_maximum() {
     assert_eq!(waits, [100, 200, 350, 350]);
 }
 
-#[test]
-fn metadata_file_names_advance() {
+#[tokio::test]
+async fn a_directory_commit_after_a_catalog_style_name_creates_the_next_v_file() {
+    // A catalog table handed over as a directory: its next version is `v3`, a fixed name,
+    // so that create-if-absent decides between racing writers (a fresh uuid would not).
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let metadata = dir.path().join("metadata");
+    std::fs::rename(
+        metadata.join("v1.metadata.json"),
+        metadata.join("00002-0f0a.metadata.json"),
+    )
+    .unwrap();
+    let target = CommitTarget::Directory {
+        location: &location,
+    };
+    let base = target.load(&FileIO::default()).await.unwrap();
     assert_eq!(
-        next_metadata_location("/t/metadata/v7.metadata.json", "/t"),
-        "/t/metadata/v8.metadata.json"
+        base.next_location,
+        format!("{location}/metadata/v3.metadata.json")
     );
-    let next = next_metadata_location("/t/metadata/00007-0f0a.metadata.json", "/t/");
+    let next = catalog_metadata_location("/t/metadata/00007-0f0a.metadata.json", "/t/");
     assert!(
         next.starts_with("/t/metadata/00008-") && next.ends_with(".metadata.json"),
         "{next}"

@@ -77,6 +77,23 @@ pub enum Error {
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
 
+    /// The table was found at another place than the location its metadata records (it was
+    /// copied or moved): reading relocates it, but a write or a deletion would act on the
+    /// recorded location, which is another table.
+    #[error(
+        "the table at {found} records its location as {recorded}: it was copied or moved. \
+         Reads relocate it, but writes and destructive commands refuse it, since they would \
+         act on {recorded}. To write to the copy, relocate explicitly: `--relocate \
+         {recorded}={found}` (CLI), the 'relocate' option (CREATE EXTERNAL TABLE) or \
+         TableOptions::with_relocation (Rust); new files then go under {found}"
+    )]
+    Moved {
+        /// The location the metadata records.
+        recorded: String,
+        /// Where the table was found.
+        found: String,
+    },
+
     /// DataFusion or Arrow failed while icefloe drove them.
     #[error(transparent)]
     DataFusion(#[from] DataFusionError),

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::commit::{AppendFiles, commit_metadata_change, now_ms};
 use crate::error::{Error, Result};
-use crate::io::FileIO;
+use crate::io::{FileIO, GC_ENABLED, KeptReason, TableScope, gc_enabled};
 use crate::scan::{read_manifest, read_manifest_list};
 use crate::spec::retention::{RetentionDefaults, retention};
 use crate::spec::snapshot::Operation;
@@ -113,9 +113,13 @@ pub struct ExpireReport {
     pub expired: Vec<i64>,
     /// The refs removed for their age.
     pub removed_refs: Vec<String>,
-    /// The files no kept snapshot reaches any more (deleted unless dry): manifest lists,
-    /// manifests, data and delete files, statistics files.
+    /// The files no kept snapshot reaches any more that were deleted (or, dry, would be):
+    /// manifest lists, manifests, data and delete files, statistics files.
     pub deleted_files: Vec<String>,
+    /// The files no kept snapshot reaches any more that were kept, with the reason: outside
+    /// the table location (a destructive operation deletes only under it), a symbolic link,
+    /// or every file when the table's `gc.enabled` is `false`.
+    pub kept_files: Vec<(String, KeptReason)>,
     /// The table after the commit (`None` for a dry run, or when nothing expired).
     pub table: Option<Table>,
 }
@@ -321,6 +325,7 @@ impl SnapshotManager {
                 expired,
                 removed_refs,
                 deleted_files: Vec::new(),
+                kept_files: Vec::new(),
                 table: None,
             });
         }
@@ -352,23 +357,18 @@ impl SnapshotManager {
             .cloned()
             .collect();
         let kept = reachable_files(&after).await?;
-        let deleted_files: Vec<String> = reachable_files(&before)
+        let unreachable: Vec<String> = reachable_files(&before)
             .await?
             .difference(&kept)
             .filter(|path| !is_metadata_file(path))
             .cloned()
             .collect();
-        if !options.dry_run {
-            for (done, path) in deleted_files.iter().enumerate() {
-                // Best effort: the commit stands; a file left behind is an orphan.
-                let _ = self.io.delete(path).await;
-                options.progress.report(done + 1, deleted_files.len());
-            }
-        }
+        let (deleted_files, kept_files) = delete_unreachable(&after, unreachable, options).await?;
         Ok(ExpireReport {
             expired,
             removed_refs,
             deleted_files,
+            kept_files,
             table: (!options.dry_run).then_some(after),
         })
     }
@@ -407,15 +407,20 @@ impl SnapshotManager {
         commit_metadata_change(&self.io, self.target.commit_target(), change).await
     }
 
+    /// The table's current version, loaded strictly: every operation here commits or deletes.
     async fn load(&self) -> Result<Table> {
-        match &self.target {
-            WriteTarget::Directory { location } => Table::load(self.io.clone(), location).await,
+        let table = match &self.target {
+            WriteTarget::Directory { location } => {
+                return Table::load_for_write(self.io.clone(), location).await;
+            }
             WriteTarget::Catalog {
                 catalog,
                 namespace,
                 table,
-            } => catalog.load_table(namespace, table).await,
-        }
+            } => catalog.load_table(namespace, table).await?,
+        };
+        table.ensure_writable()?;
+        Ok(table)
     }
 }
 
@@ -455,6 +460,39 @@ fn expire(
     }
     let next = base.with_expired(&decided, now);
     Ok((next, decided.expired, decided.removed_refs))
+}
+
+/// Deletes (unless dry) the files expiration made unreachable that lie under the table
+/// location ([`TableScope`]), none when `gc.enabled` is `false`; returns the deleted files and
+/// the kept ones with their reasons.
+async fn delete_unreachable(
+    table: &Table,
+    unreachable: Vec<String>,
+    options: &ExpireSnapshots,
+) -> Result<(Vec<String>, Vec<(String, KeptReason)>)> {
+    let metadata = table.metadata();
+    if !gc_enabled(metadata.property(GC_ENABLED)) {
+        let kept = unreachable.into_iter().map(|f| (f, KeptReason::GcDisabled));
+        return Ok((Vec::new(), kept.collect()));
+    }
+    let scope = TableScope::new(table.io(), &metadata.location)?;
+    let (mut deleted, mut kept) = (Vec::new(), Vec::new());
+    let total = unreachable.len();
+    for (done, path) in unreachable.into_iter().enumerate() {
+        match scope.check(&path) {
+            Err(reason) => kept.push((path, reason)),
+            Ok(()) if options.dry_run => deleted.push(path),
+            Ok(()) => {
+                // Best effort: the commit stands; a file left behind is an orphan.
+                let _ = scope.delete(&path).await;
+                deleted.push(path);
+            }
+        }
+        if !options.dry_run {
+            options.progress.report(done + 1, total);
+        }
+    }
+    Ok((deleted, kept))
 }
 
 /// Metadata files and the version hint: expiration leaves them to the metadata log's rules.

@@ -428,6 +428,8 @@ impl IcebergTableProvider {
                 "{insert_op} into Iceberg table {name}: only INSERT INTO (append) is supported"
             )));
         }
+        // A copied or moved table: refused before a data file is written anywhere.
+        table.ensure_writable()?;
         let branch = match &self.read {
             ReadKind::Head(branch) => branch.clone(),
             ReadKind::Snapshot(_) => {

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::catalog::file::{load_metadata, locate_and_load};
-use crate::error::Result;
+use crate::catalog::file::{Access, current_version, load_metadata, locate_and_load, table_dir_of};
+use crate::error::{Error, Result};
 use crate::io::{FileIO, Relocation};
 use crate::spec::{SnapshotSelector, TableMetadata};
 
@@ -54,6 +54,18 @@ impl TableOptions {
     }
 }
 
+/// A table whose metadata records another location than the place it was found at: it was
+/// copied or moved (`cp -r t t2`). Reads relocate its paths to where it is; writes and
+/// destructive commands refuse it (they would act on the recorded location, another table)
+/// unless the caller relocates explicitly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    /// The location the metadata records (`location`).
+    pub recorded: String,
+    /// Where the table was found.
+    pub found: String,
+}
+
 /// One version of a table: the metadata file it was loaded from and its parsed contents.
 ///
 /// Cheap to clone; immutable. Loading the table again gives the newest version.
@@ -62,32 +74,106 @@ pub struct Table {
     io: FileIO,
     metadata_location: String,
     metadata: Arc<TableMetadata>,
+    moved: Option<Moved>,
+    /// Whether `metadata_location` is known to be the newest version (loaded with
+    /// [`Access::Write`], from a catalog pointer, or the result of a commit).
+    current: bool,
 }
 
 impl Table {
-    /// Loads a table from a metadata file (plain or gzip) or a table directory (through
-    /// `metadata/version-hint.text`, else the newest valid metadata file).
+    /// Loads a table from a metadata file (plain or gzip) or a table directory (its current
+    /// version, as [`crate::catalog::file`] finds it) for reading. A table found at another place
+    /// than the location its metadata records ([`Moved`]) is read there: its recorded paths are
+    /// relocated to where it was found.
     pub async fn load(io: FileIO, location: &str) -> Result<Self> {
         let (metadata_location, metadata) = locate_and_load(&io, location).await?;
-        Ok(Self::from_parts(io, metadata_location, Arc::new(metadata)))
+        let found = table_dir_of(&metadata_location);
+        Ok(Self::found(
+            io,
+            found.as_deref(),
+            metadata_location,
+            metadata,
+            false,
+        ))
     }
 
-    /// Loads a table from a known metadata file.
+    /// Loads the current version of the table directory (or of the table of the metadata file)
+    /// at `location` for a commit or a destructive command ([`Access::Write`]).
+    ///
+    /// Errors: those of [`current_version`]; [`Error::InvalidArgument`] for a metadata file
+    /// outside a `metadata/` directory; [`Error::Moved`] when the table was moved or copied
+    /// and the caller's relocation does not say so.
+    pub async fn load_for_write(io: FileIO, location: &str) -> Result<Self> {
+        Ok(Self::load_version_for_write(io, location).await?.0)
+    }
+
+    /// [`Table::load_for_write`], with the version number of the current metadata file.
+    pub(crate) async fn load_version_for_write(io: FileIO, location: &str) -> Result<(Self, u64)> {
+        let table_dir = table_dir_of(location).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "cannot write to {location}: a metadata file outside a metadata/ directory \
+                 has no table directory; open the table by its directory"
+            ))
+        })?;
+        let current = current_version(&io, &table_dir, Access::Write).await?;
+        let table = Self::found(
+            io,
+            Some(&current.table_dir),
+            current.metadata_location,
+            current.metadata,
+            true,
+        );
+        table.ensure_writable()?;
+        Ok((table, current.version))
+    }
+
+    /// Loads a table from a known metadata file (a catalog's pointer: the current version).
     pub async fn load_metadata_file(io: FileIO, metadata_location: String) -> Result<Self> {
         let metadata = load_metadata(&io, &metadata_location).await?;
-        Ok(Self {
+        let found = table_dir_of(&metadata_location);
+        Ok(Self::found(
             io,
+            found.as_deref(),
             metadata_location,
-            metadata: Arc::new(metadata),
-        })
+            metadata,
+            true,
+        ))
     }
 
-    /// A table from metadata already in hand.
+    /// A table from metadata already in hand (the result of a commit: current, not moved).
     pub fn from_parts(io: FileIO, metadata_location: String, metadata: Arc<TableMetadata>) -> Self {
         Self {
             io,
             metadata_location,
             metadata,
+            moved: None,
+            current: true,
+        }
+    }
+
+    /// A loaded table found in the directory `found`: moved when that is not where its
+    /// metadata says, and then read through a relocation from the recorded location to it.
+    fn found(
+        io: FileIO,
+        found: Option<&str>,
+        metadata_location: String,
+        metadata: TableMetadata,
+        current: bool,
+    ) -> Self {
+        let moved = found.and_then(|dir| moved(&io, dir, &metadata.location));
+        // The caller's own rule for the recorded location wins over the implicit one.
+        let io = match &moved {
+            Some(m) if io.relocation().split(&m.recorded).is_none() => {
+                io.with_rule(&m.recorded, &m.found)
+            }
+            _ => io,
+        };
+        Self {
+            io,
+            metadata_location,
+            metadata: Arc::new(metadata),
+            moved,
+            current,
         }
     }
 
@@ -105,4 +191,52 @@ impl Table {
     pub fn io(&self) -> &FileIO {
         &self.io
     }
+
+    /// Where the table was found, when that is not the location its metadata records.
+    pub fn moved(&self) -> Option<&Moved> {
+        self.moved.as_ref()
+    }
+
+    /// Whether this version is known to be the table's newest (see [`Table::load_for_write`]);
+    /// a table read with [`Table::load`] may be older.
+    pub fn is_current(&self) -> bool {
+        self.current
+    }
+
+    /// Refuses a moved table ([`Error::Moved`]): a write or a deletion would act on the
+    /// location its metadata records, which is another table.
+    pub fn ensure_writable(&self) -> Result<()> {
+        match &self.moved {
+            None => Ok(()),
+            Some(m) => Err(Error::Moved {
+                recorded: m.recorded.clone(),
+                found: m.found.clone(),
+            }),
+        }
+    }
+}
+
+/// Whether a table found in `found` whose metadata records `recorded` was moved: the two name
+/// different places after `io`'s relocation (local directories compared after resolving
+/// symbolic links).
+fn moved(io: &FileIO, found: &str, recorded: &str) -> Option<Moved> {
+    let (Ok(at), Ok(says)) = (io.resolve(found), io.resolve(recorded)) else {
+        return None;
+    };
+    if at.store_url == says.store_url && at.path == says.path {
+        return None;
+    }
+    let canonical = |location: &str| {
+        io.local_path(location)
+            .and_then(|p| std::fs::canonicalize(p).ok())
+    };
+    if let (Some(a), Some(b)) = (canonical(found), canonical(recorded))
+        && a == b
+    {
+        return None;
+    }
+    Some(Moved {
+        recorded: recorded.to_string(),
+        found: io.absolute(found).unwrap_or_else(|_| found.to_string()),
+    })
 }

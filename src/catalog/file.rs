@@ -1,46 +1,141 @@
-//! Locating a table's metadata file from a path: a metadata file itself (plain or gzip), or a
-//! table directory (`metadata/version-hint.text` or `.txt`, else the newest valid metadata file).
+//! File-system tables (Iceberg's "Hadoop" tables, and tables handed over as a bare directory):
+//! where their current metadata pointer is, by one rule shared by readers, writers and
+//! maintenance.
 //!
-//! This is how file-system tables (Iceberg's "Hadoop" tables, and tables handed over as a bare
-//! directory) find their current metadata pointer:
+//! A location whose name ends in `.metadata.json`, `.metadata.json.gz` or `.json` is a metadata
+//! file itself, read as given. Any other location is a table directory, whose current version
+//! is found as Java's `HadoopTableOperations` finds it:
 //!
-//! 1. A location whose name ends in `.metadata.json`, `.metadata.json.gz` or `.json` is the
-//!    metadata file itself.
-//! 2. Otherwise it is a table directory. `metadata/version-hint.text` (or `version-hint.txt`)
-//!    holds a version number `N`, naming `metadata/vN.metadata.json` (or `vN.gz.metadata.json`,
-//!    or `vN.metadata.json.gz`); a hint holding a file name or a full path is accepted too.
-//! 3. When the hint is absent, empty, unreadable as a version, or names a missing or invalid
-//!    file, `metadata/` is listed and the metadata file with the highest version number that
-//!    parses is chosen. Both the `vN` names of file-system tables and the `NNNNN-<uuid>` names
-//!    written by catalogs count, plain or gzip.
+//! 1. `metadata/version-hint.text` (or `version-hint.txt`) holds a version number `N` (also
+//!    written `vN`), naming `metadata/vN.metadata.json` (or `vN.gz.metadata.json`,
+//!    `vN.metadata.json.gz`), or, as some writers do, the name of a metadata file inside
+//!    `metadata/`. Anything else (a path, `..`, text) is [`Error::Corrupt`] naming the hint: a
+//!    hint is never followed out of the table. A blank or absent hint is no hint.
+//! 2. Without a hint, `metadata/` is listed and the highest version is the pointer (both the
+//!    `vN` names of file-system tables and the `NNNNN-<uuid>` names of catalogs count).
+//! 3. From that version the chain is followed forward while the next version exists: a writer
+//!    killed after creating `v(N+1).metadata.json` (its commit point) and before updating the
+//!    hint leaves a stale hint, and a hint pointing backwards is never trusted over the files.
+//!
+//! The version the pointer names must be readable: a corrupt or missing one is an error for
+//! every command, reads included ([`Access::Read`] and [`Access::Write`] alike). Only a version
+//! *beyond* a readable pointer may be skipped, and only by a read: [`Access::Write`] (commits and
+//! destructive maintenance) also lists `metadata/` and refuses a newer version it cannot read or
+//! reach, or two files claiming one version, instead of acting on an older state.
 //!
 //! Locations keep the style of the input: a `file:///t` table yields `file:///t/metadata/...`,
 //! a `/t` table yields `/t/metadata/...`.
 
+use std::collections::BTreeMap;
 use std::io::Read;
+
+use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::TableMetadata;
 
 /// The names a version hint may have, in the order they are tried.
-const VERSION_HINTS: [&str; 2] = ["version-hint.text", "version-hint.txt"];
+pub const VERSION_HINTS: [&str; 2] = ["version-hint.text", "version-hint.txt"];
 
 /// The first two bytes of every gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The file-name endings of a `vN` metadata file, plain first.
+const VERSION_SUFFIXES: [&str; 3] = [".metadata.json", ".gz.metadata.json", ".metadata.json.gz"];
+
+/// What a version hint says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VersionHint {
+    /// A version number: `metadata/vN.metadata.json` (or a gzip form).
+    Version(u64),
+    /// The name of a metadata file inside `metadata/` (`00003-<uuid>.metadata.json`).
+    FileName(String),
+}
+
+/// How the caller will use the table it locates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Access {
+    /// Reading: a version beyond a readable pointer that cannot be read is skipped.
+    #[default]
+    Read,
+    /// Committing or deleting files: the current version must be beyond doubt.
+    Write,
+}
+
+/// How the current version of a table directory was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FoundBy {
+    /// The version hint (its file name and contents), then `beyond` newer versions after it.
+    Hint {
+        /// `version-hint.text` or `version-hint.txt`.
+        file: &'static str,
+        /// The hint, trimmed.
+        content: String,
+        /// How many versions past the hint's the chain went on.
+        beyond: u64,
+    },
+    /// The highest version listed in `metadata/` (no hint).
+    Listing,
+}
+
+impl std::fmt::Display for FoundBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Hint { file, content, .. } => write!(f, "metadata/{file} -> {content}")?,
+            Self::Listing => f.write_str("newest metadata file in metadata/")?,
+        }
+        if let Self::Hint {
+            beyond: n @ 1.., ..
+        } = self
+        {
+            write!(f, " (stale: {n} newer version(s) found after it)")?;
+        }
+        Ok(())
+    }
+}
+
+/// The current version of a table directory.
+#[derive(Debug, Clone)]
+pub struct CurrentVersion {
+    /// The table directory, as given (without a trailing slash).
+    pub table_dir: String,
+    /// The current metadata file.
+    pub metadata_location: String,
+    /// Its parsed contents.
+    pub metadata: TableMetadata,
+    /// Its version number.
+    pub version: u64,
+    /// How it was found.
+    pub found_by: FoundBy,
+    /// Newer metadata files that could not be read and were skipped ([`Access::Read`] only).
+    pub skipped: Vec<String>,
+}
+
+impl CurrentVersion {
+    /// The location the next commit creates: `metadata/v(N+1).metadata.json`, whatever the
+    /// current file's naming (a fixed name is what makes create-if-absent the commit point).
+    pub fn next_metadata_location(&self) -> String {
+        join(
+            &join(&self.table_dir, "metadata"),
+            &format!("v{}.metadata.json", self.version + 1),
+        )
+    }
+}
 
 /// The metadata file of the table at `location` (a metadata file, or a table directory).
 ///
 /// A metadata file is returned as given, without reading it. For a table directory the chosen
 /// file has been read and parsed; use [`locate_and_load`] to keep that parse.
 ///
-/// Errors: [`Error::NotFound`] naming the directory when it holds no valid metadata file.
+/// Errors: those of [`current_version`].
 pub async fn locate_metadata(io: &FileIO, location: &str) -> Result<String> {
     if is_metadata_file(location) {
         return Ok(location.to_string());
     }
-    let (metadata_location, _) = locate_in_dir(io, location).await?;
-    Ok(metadata_location)
+    Ok(current_version(io, location, Access::Read)
+        .await?
+        .metadata_location)
 }
 
 /// Like [`locate_metadata`], but also returns the parsed metadata, so that a table directory's
@@ -50,7 +145,128 @@ pub async fn locate_and_load(io: &FileIO, location: &str) -> Result<(String, Tab
         let metadata = load_metadata(io, location).await?;
         return Ok((location.to_string(), metadata));
     }
-    locate_in_dir(io, location).await
+    let current = current_version(io, location, Access::Read).await?;
+    Ok((current.metadata_location, current.metadata))
+}
+
+/// The current version of the table directory `table_dir` (see the module docs for the rule).
+///
+/// Errors: [`Error::NotFound`] naming the directory when it holds no metadata file;
+/// [`Error::Corrupt`] naming the hint when it is not a version or a metadata file name in
+/// `metadata/`, or names a version that does not exist; the error of the metadata file the
+/// pointer names when it cannot be read. With [`Access::Write`] also [`Error::Corrupt`] naming
+/// `metadata/` when a newer version cannot be read or reached, or two files claim one version.
+pub async fn current_version(
+    io: &FileIO,
+    table_dir: &str,
+    access: Access,
+) -> Result<CurrentVersion> {
+    let table_dir = trim_slash(table_dir);
+    let metadata_dir = join(table_dir, "metadata");
+    let hint = read_version_hint(io, &metadata_dir).await?;
+    let listing = match (&hint, access) {
+        (Some(_), Access::Read) => None,
+        _ => Some(list_versions(io, &metadata_dir).await?),
+    };
+    let (mut name, found_by) = match &hint {
+        Some((file, content, hint)) => {
+            let name = hinted_file(io, &metadata_dir, file, hint, listing.as_ref()).await?;
+            let found_by = FoundBy::Hint {
+                file,
+                content: content.clone(),
+                beyond: 0,
+            };
+            (name, found_by)
+        }
+        None => (
+            newest_listed(table_dir, listing.as_ref(), access)?,
+            FoundBy::Listing,
+        ),
+    };
+    let mut location = join(&metadata_dir, &name);
+    let mut metadata = load_metadata(io, &location).await?;
+    let mut version = metadata_file_version(&name).unwrap_or(0);
+    let (mut found_by, mut skipped) = (found_by, Vec::new());
+    while let Some(next) = next_version(io, &metadata_dir, version, &name, listing.as_ref()).await?
+    {
+        let next_location = join(&metadata_dir, &next);
+        match load_metadata(io, &next_location).await {
+            Ok(loaded) => {
+                (name, location, metadata) = (next, next_location, loaded);
+                version += 1;
+                if let FoundBy::Hint { beyond, .. } = &mut found_by {
+                    *beyond += 1;
+                }
+            }
+            Err(e) if access == Access::Write => {
+                return Err(unreadable_beyond(&metadata_dir, version, e));
+            }
+            Err(_) => {
+                skipped.push(next_location);
+                break;
+            }
+        }
+    }
+    if let Some(listing) = &listing {
+        check_nothing_beyond(&metadata_dir, version, listing, access)?;
+    }
+    Ok(CurrentVersion {
+        table_dir: table_dir.to_string(),
+        metadata_location: location,
+        metadata,
+        version,
+        found_by,
+        skipped,
+    })
+}
+
+/// The table directory of a table location or metadata file: a metadata file inside a
+/// `metadata/` directory belongs to that directory's parent; `None` for a metadata file
+/// elsewhere.
+pub fn table_dir_of(location: &str) -> Option<String> {
+    if !is_metadata_file(location) {
+        return Some(trim_slash(location).to_string());
+    }
+    let (dir, _) = location.rsplit_once('/')?;
+    let (table_dir, last) = dir.rsplit_once('/')?;
+    (last == "metadata" && !table_dir.is_empty()).then(|| table_dir.to_string())
+}
+
+/// Points the table directory's `version-hint.text` at `version` (best effort: the commit
+/// happened when `vN.metadata.json` was created, and a stale hint is followed past).
+pub async fn write_version_hint(io: &FileIO, table_dir: &str, version: u64) {
+    let hint = join(&join(trim_slash(table_dir), "metadata"), VERSION_HINTS[0]);
+    let _ = io.write(&hint, Bytes::from(version.to_string())).await;
+}
+
+/// Parses the contents of a version hint: `Ok(None)` when blank, a [`VersionHint`] when it is
+/// a version number (optionally `v`-prefixed) or the name of a metadata file (no directory
+/// part), else an [`Error::Corrupt`] (without a path: the caller names the hint file).
+pub fn parse_version_hint(bytes: &[u8]) -> Result<Option<VersionHint>> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::corrupt_with("", "a version hint must be text", e))?
+        .trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let digits = text.strip_prefix('v').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match digits.parse::<u64>() {
+            Ok(version) => Ok(Some(VersionHint::Version(version))),
+            Err(e) => Err(Error::corrupt_with("", "the version is out of range", e)),
+        };
+    }
+    let name = text.strip_prefix("metadata/").unwrap_or(text);
+    if !name.contains(['/', '\\']) && metadata_file_version(name).is_some() {
+        return Ok(Some(VersionHint::FileName(name.to_string())));
+    }
+    Err(Error::corrupt(
+        "",
+        format!(
+            "'{}' is neither a version number nor the name of a metadata file in metadata/",
+            text.escape_debug()
+        ),
+    ))
 }
 
 /// Reads and parses a metadata file (gzip when its name says so or its bytes start with the
@@ -83,7 +299,7 @@ fn parse_metadata_bytes(path: &str, bytes: &[u8]) -> Result<TableMetadata> {
 }
 
 /// Whether a location names a metadata file rather than a table directory.
-fn is_metadata_file(location: &str) -> bool {
+pub(crate) fn is_metadata_file(location: &str) -> bool {
     let name = file_name(location);
     name.ends_with(".json") || name.ends_with(".metadata.json.gz")
 }
@@ -103,113 +319,195 @@ fn join(dir: &str, name: &str) -> String {
     )
 }
 
-/// Finds and loads the current metadata file of a table directory: through the version hint,
-/// else the newest valid metadata file in `metadata/`.
-async fn locate_in_dir(io: &FileIO, table_dir: &str) -> Result<(String, TableMetadata)> {
-    let table_dir = table_dir.trim_end_matches('/');
-    let metadata_dir = join(table_dir, "metadata");
-    if let Some(hint) = read_version_hint(io, &metadata_dir).await? {
-        for candidate in hint_candidates(table_dir, &metadata_dir, &hint) {
-            if let Some(metadata) = try_load(io, &candidate).await? {
-                return Ok((candidate, metadata));
-            }
-        }
+/// A location without its trailing slashes (the root `/` stays `/`).
+fn trim_slash(location: &str) -> &str {
+    match location.trim_end_matches('/') {
+        "" => &location[..location.len().min(1)],
+        trimmed => trimmed,
     }
-    newest_valid(io, table_dir, &metadata_dir).await
 }
 
-/// The trimmed contents of the first version hint file that exists and is not blank.
-async fn read_version_hint(io: &FileIO, metadata_dir: &str) -> Result<Option<String>> {
+/// The first version hint that exists and is not blank: its name, trimmed contents and meaning.
+async fn read_version_hint(
+    io: &FileIO,
+    metadata_dir: &str,
+) -> Result<Option<(&'static str, String, VersionHint)>> {
     for name in VERSION_HINTS {
-        match io.read(&join(metadata_dir, name)).await {
-            Ok(bytes) => {
-                let hint = String::from_utf8_lossy(&bytes).trim().to_string();
-                if !hint.is_empty() {
-                    return Ok(Some(hint));
-                }
-            }
-            Err(Error::NotFound { .. }) => {}
+        let path = join(metadata_dir, name);
+        let bytes = match io.read(&path).await {
+            Ok(bytes) => bytes,
+            Err(Error::NotFound { .. }) => continue,
             Err(e) => return Err(e),
+        };
+        if let Some(hint) = parse_version_hint(&bytes).map_err(|e| e.in_file(&path))? {
+            let content = String::from_utf8_lossy(&bytes).trim().to_string();
+            return Ok(Some((name, content, hint)));
         }
     }
     Ok(None)
 }
 
-/// The metadata files a version hint may mean, most likely first.
-///
-/// A number `N` (optionally written `vN`) names `vN.metadata.json` and its gzip forms; a
-/// location with a scheme or a leading `/` is taken as is; a relative path starting with
-/// `metadata/` is relative to the table directory; any other text is a file name in
-/// `metadata/` (with `.metadata.json` appended when it lacks a `.json` ending).
-fn hint_candidates(table_dir: &str, metadata_dir: &str, hint: &str) -> Vec<String> {
-    let digits = hint.strip_prefix('v').unwrap_or(hint);
-    if let Ok(version) = digits.parse::<u64>() {
-        return [".metadata.json", ".gz.metadata.json", ".metadata.json.gz"]
-            .iter()
-            .map(|suffix| join(metadata_dir, &format!("v{version}{suffix}")))
-            .collect();
-    }
-    if hint.contains("://") || hint.starts_with('/') {
-        return vec![hint.to_string()];
-    }
-    if hint.starts_with("metadata/") {
-        return vec![join(table_dir, hint)];
-    }
-    let mut candidates = vec![join(metadata_dir, hint)];
-    if !is_metadata_file(hint) {
-        candidates.push(join(metadata_dir, &format!("{hint}.metadata.json")));
-    }
-    candidates
-}
+/// The metadata files of `metadata/` by version number.
+type Listing = BTreeMap<u64, Vec<String>>;
 
-/// Loads a candidate metadata file; `None` when it is missing or not valid metadata, so the
-/// caller can try the next one. Other failures (I/O, unsupported versions) are returned.
-async fn try_load(io: &FileIO, location: &str) -> Result<Option<TableMetadata>> {
-    match load_metadata(io, location).await {
-        Ok(metadata) => Ok(Some(metadata)),
-        Err(Error::NotFound { .. } | Error::Corrupt { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Lists `metadata/` and loads the metadata file with the highest version that parses.
-async fn newest_valid(
-    io: &FileIO,
-    table_dir: &str,
-    metadata_dir: &str,
-) -> Result<(String, TableMetadata)> {
+/// Lists `metadata/` (a missing directory lists empty).
+async fn list_versions(io: &FileIO, metadata_dir: &str) -> Result<Listing> {
     let names = match io.list_dir(metadata_dir).await {
         Ok(names) => names,
         Err(Error::NotFound { .. }) => Vec::new(),
         Err(e) => return Err(e),
     };
-    let mut candidates: Vec<(u64, String)> = names
-        .into_iter()
-        .filter_map(|name| metadata_file_version(&name).map(|v| (v, name)))
-        .collect();
-    candidates.sort_by(|a, b| b.cmp(a));
-    let mut first_error = None;
-    for (_, name) in candidates {
-        let location = join(metadata_dir, &name);
-        match load_metadata(io, &location).await {
-            Ok(metadata) => return Ok((location, metadata)),
-            Err(e @ (Error::NotFound { .. } | Error::Corrupt { .. })) => {
-                first_error.get_or_insert(e);
-            }
-            Err(e) => return Err(e),
+    let mut listing = Listing::new();
+    for name in names {
+        if let Some(version) = metadata_file_version(&name) {
+            listing.entry(version).or_default().push(name);
         }
     }
-    Err(Error::NotFound {
-        what: format!("a valid metadata file in table directory {table_dir}"),
-        source: first_error.map(|e| Box::new(e) as _),
-    })
+    for names in listing.values_mut() {
+        names.sort();
+    }
+    Ok(listing)
+}
+
+/// The file name the hint names, which must exist.
+async fn hinted_file(
+    io: &FileIO,
+    metadata_dir: &str,
+    file: &str,
+    hint: &VersionHint,
+    listing: Option<&Listing>,
+) -> Result<String> {
+    let candidates: Vec<String> = match hint {
+        VersionHint::FileName(name) => vec![name.clone()],
+        VersionHint::Version(n) => VERSION_SUFFIXES
+            .iter()
+            .map(|s| format!("v{n}{s}"))
+            .collect(),
+    };
+    for name in &candidates {
+        let exists = match listing {
+            Some(listing) => listing.values().flatten().any(|listed| listed == name),
+            None => io.exists(&join(metadata_dir, name)).await?,
+        };
+        if exists {
+            return Ok(name.clone());
+        }
+    }
+    Err(Error::corrupt(
+        join(metadata_dir, file),
+        format!(
+            "the hint names {}, which does not exist",
+            join(metadata_dir, &candidates[0])
+        ),
+    ))
+}
+
+/// The highest listed version's file (no hint).
+fn newest_listed(table_dir: &str, listing: Option<&Listing>, access: Access) -> Result<String> {
+    let Some((version, names)) = listing.and_then(|l| l.iter().next_back()) else {
+        return Err(Error::not_found(format!(
+            "a metadata file in table directory {table_dir}"
+        )));
+    };
+    if names.len() > 1 && access == Access::Write {
+        return Err(ambiguous(&join(table_dir, "metadata"), *version, names));
+    }
+    Ok(names[names.len() - 1].clone())
+}
+
+/// The file of version `version + 1`, if it exists: from the listing when there is one, else
+/// probed in the naming style of the current file `name`.
+async fn next_version(
+    io: &FileIO,
+    metadata_dir: &str,
+    version: u64,
+    name: &str,
+    listing: Option<&Listing>,
+) -> Result<Option<String>> {
+    let next = version + 1;
+    if let Some(listing) = listing {
+        return match listing.get(&next).map(Vec::as_slice) {
+            None | Some([]) => Ok(None),
+            Some([one]) => Ok(Some(one.clone())),
+            Some(many) => Err(ambiguous(metadata_dir, next, many)),
+        };
+    }
+    let Some(suffix) = VERSION_SUFFIXES
+        .iter()
+        .rev()
+        .find(|s| name.starts_with('v') && name.ends_with(*s))
+    else {
+        // A catalog-style name: only a listing can find the next one.
+        let listing = list_versions(io, metadata_dir).await?;
+        return Box::pin(next_version(
+            io,
+            metadata_dir,
+            version,
+            name,
+            Some(&listing),
+        ))
+        .await;
+    };
+    let candidate = format!("v{next}{suffix}");
+    Ok(io
+        .exists(&join(metadata_dir, &candidate))
+        .await?
+        .then_some(candidate))
+}
+
+/// [`Access::Write`]: no version may lie beyond the current one unreached.
+fn check_nothing_beyond(
+    metadata_dir: &str,
+    version: u64,
+    listing: &Listing,
+    access: Access,
+) -> Result<()> {
+    let Some((newer, names)) = listing.range(version + 1..).next() else {
+        return Ok(());
+    };
+    if access == Access::Read {
+        return Ok(());
+    }
+    Err(Error::corrupt(
+        metadata_dir,
+        format!(
+            "{} (version {newer}) is newer than the current version {version}, but version {} \
+             is missing: refusing to write to a table whose newest state is in doubt",
+            names[0],
+            version + 1
+        ),
+    ))
+}
+
+fn ambiguous(metadata_dir: &str, version: u64, names: &[String]) -> Error {
+    Error::corrupt(
+        metadata_dir,
+        format!(
+            "{} metadata files claim version {version} ({}): refusing to write to a table \
+             whose newest state is in doubt",
+            names.len(),
+            names.join(", ")
+        ),
+    )
+}
+
+fn unreadable_beyond(metadata_dir: &str, version: u64, cause: Error) -> Error {
+    Error::Corrupt {
+        path: metadata_dir.to_string(),
+        reason: format!(
+            "version {} after the current version {version} cannot be read: refusing to write \
+             to a table whose newest state is in doubt",
+            version + 1
+        ),
+        source: Some(Box::new(cause)),
+    }
 }
 
 /// The version number in a metadata file name, or `None` when the name is not one.
 ///
 /// Recognised: `vN.metadata.json`, `vN.gz.metadata.json`, `vN.metadata.json.gz` (file-system
 /// tables) and `NNNNN-<uuid>.metadata.json` with the same gzip forms (catalog tables).
-fn metadata_file_version(name: &str) -> Option<u64> {
+pub(crate) fn metadata_file_version(name: &str) -> Option<u64> {
     let stem = name
         .strip_suffix(".gz.metadata.json")
         .or_else(|| name.strip_suffix(".metadata.json.gz"))

@@ -64,38 +64,33 @@ fn version_numbers_from_file_names() {
 
 #[test]
 fn hint_forms() {
-    let m = "/t/metadata";
+    let parse = |text: &str| parse_version_hint(text.as_bytes());
+    assert_eq!(parse(" 3\n").unwrap(), Some(VersionHint::Version(3)));
+    assert_eq!(parse("v4").unwrap(), Some(VersionHint::Version(4)));
+    assert_eq!(parse("  \n").unwrap(), None);
+    let name = "00002-5cafef12-ce2f-4877-9745-bda25bb30120.metadata.json";
     assert_eq!(
-        hint_candidates("/t", m, "3"),
-        [
-            "/t/metadata/v3.metadata.json",
-            "/t/metadata/v3.gz.metadata.json",
-            "/t/metadata/v3.metadata.json.gz"
-        ]
+        parse(name).unwrap(),
+        Some(VersionHint::FileName(name.into()))
     );
     assert_eq!(
-        hint_candidates("/t", m, "v4")[0],
-        "/t/metadata/v4.metadata.json"
+        parse("metadata/v2.metadata.json").unwrap(),
+        Some(VersionHint::FileName("v2.metadata.json".into()))
     );
-    assert_eq!(
-        hint_candidates("/t", m, "s3://b/x.metadata.json"),
-        ["s3://b/x.metadata.json"]
-    );
-    assert_eq!(
-        hint_candidates("/t", m, "/a/x.metadata.json"),
-        ["/a/x.metadata.json"]
-    );
-    assert_eq!(
-        hint_candidates("/t", m, "metadata/v2.metadata.json"),
-        ["/t/metadata/v2.metadata.json"]
-    );
-    assert_eq!(
-        hint_candidates("/t", m, "00002-abc"),
-        [
-            "/t/metadata/00002-abc",
-            "/t/metadata/00002-abc.metadata.json"
-        ]
-    );
+    // Never a path out of metadata/, never text.
+    for bad in [
+        "../../other8/metadata/v2.metadata.json",
+        "/a/x.metadata.json",
+        "s3://b/x.metadata.json",
+        "sub/v2.metadata.json",
+        "not a version",
+        "99999999999999999999999",
+        "v",
+    ] {
+        let err = parse(bad).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{bad}: {err:?}");
+    }
+    assert!(parse_version_hint(&[0xff, 0xfe]).is_err());
 }
 
 #[tokio::test]
@@ -137,12 +132,41 @@ async fn hint_names_the_version() {
     let (_tmp, dir) = table_dir();
     valid(&dir, "v1.metadata.json");
     valid(&dir, "v2.metadata.json");
-    valid(&dir, "v3.metadata.json");
     raw(&dir, "version-hint.text", " 2\n");
     assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v2.metadata.json"));
     assert_eq!(
         locate(&format!("{dir}/")).await.unwrap(),
         meta(&dir, "v2.metadata.json")
+    );
+}
+
+#[tokio::test]
+async fn a_stale_or_backward_hint_is_followed_to_the_newest_version() {
+    // A writer killed after creating v3 (its commit point), before renaming the hint.
+    let (_tmp, dir) = table_dir();
+    for n in 1..=3 {
+        valid(&dir, &format!("v{n}.metadata.json"));
+    }
+    for hint in ["2", "1"] {
+        raw(&dir, "version-hint.text", hint);
+        for access in [Access::Read, Access::Write] {
+            let current = current_version(&FileIO::default(), &dir, access)
+                .await
+                .unwrap();
+            assert_eq!(current.metadata_location, meta(&dir, "v3.metadata.json"));
+            assert_eq!(current.version, 3);
+            assert_eq!(
+                current.next_metadata_location(),
+                meta(&dir, "v4.metadata.json")
+            );
+        }
+    }
+    let current = current_version(&FileIO::default(), &dir, Access::Read)
+        .await
+        .unwrap();
+    assert_eq!(
+        current.found_by.to_string(),
+        "metadata/version-hint.text -> 1 (stale: 2 newer version(s) found after it)"
     );
 }
 
@@ -159,18 +183,35 @@ async fn txt_hint_and_gzip_target() {
 }
 
 #[tokio::test]
-async fn hint_holding_a_file_name_or_path() {
+async fn hint_holding_a_file_name() {
     let (_tmp, dir) = table_dir();
     valid(&dir, "00001-aaaa.metadata.json");
-    valid(&dir, "00002-bbbb.metadata.json");
     raw(&dir, "version-hint.text", "00001-aaaa.metadata.json");
     assert_eq!(
         locate(&dir).await.unwrap(),
         meta(&dir, "00001-aaaa.metadata.json")
     );
-    let full = meta(&dir, "00001-aaaa.metadata.json");
-    raw(&dir, "version-hint.text", &full);
-    assert_eq!(locate(&dir).await.unwrap(), full);
+    // A newer catalog-style version is found through a listing.
+    valid(&dir, "00002-bbbb.metadata.json");
+    assert_eq!(
+        locate(&dir).await.unwrap(),
+        meta(&dir, "00002-bbbb.metadata.json")
+    );
+}
+
+#[tokio::test]
+async fn a_hint_holding_a_path_is_an_error_naming_it() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    for hint in [
+        meta(&dir, "v1.metadata.json"),
+        "../../other/metadata/v1.metadata.json".into(),
+    ] {
+        raw(&dir, "version-hint.text", &hint);
+        let err = locate(&dir).await.unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+        assert!(err.to_string().contains("version-hint.text"), "{err}");
+    }
 }
 
 #[tokio::test]
@@ -183,41 +224,94 @@ async fn empty_hint_falls_back_to_newest() {
 }
 
 #[tokio::test]
-async fn garbage_hint_falls_back_to_newest() {
+async fn garbage_hint_is_an_error_naming_it() {
     let (_tmp, dir) = table_dir();
     valid(&dir, "v1.metadata.json");
     raw(&dir, "version-hint.text", "not a version");
-    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v1.metadata.json"));
+    let err = locate(&dir).await.unwrap_err();
+    assert!(err.to_string().contains("version-hint.text"), "{err}");
 }
 
 #[tokio::test]
-async fn hint_pointing_at_a_stub_falls_back() {
+async fn the_version_the_hint_names_must_be_readable() {
     let (_tmp, dir) = table_dir();
-    raw(&dir, "v0.metadata.json", STUB_JSON);
     valid(&dir, "v1.metadata.json");
-    raw(&dir, "v2.metadata.json", STUB_JSON);
+    raw(&dir, "v2.metadata.json", "garbage");
     raw(&dir, "version-hint.text", "2");
-    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v1.metadata.json"));
+    for access in [Access::Read, Access::Write] {
+        let err = current_version(&FileIO::default(), &dir, access)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+        assert!(err.to_string().contains("v2.metadata.json"), "{err}");
+    }
+    raw(&dir, "v2.metadata.json", STUB_JSON);
+    assert!(locate(&dir).await.is_err());
 }
 
 #[tokio::test]
-async fn hint_pointing_at_a_missing_file_falls_back() {
+async fn a_hint_naming_a_missing_version_is_an_error() {
     let (_tmp, dir) = table_dir();
     valid(&dir, "v1.metadata.json");
     raw(&dir, "version-hint.text", "7");
-    assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v1.metadata.json"));
+    let err = locate(&dir).await.unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("v7.metadata.json"), "{err}");
 }
 
 #[tokio::test]
-async fn no_hint_picks_highest_version_skipping_stubs() {
+async fn an_unreadable_version_beyond_a_readable_pointer_is_skipped_only_by_reads() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    valid(&dir, "v2.metadata.json");
+    raw(&dir, "v3.metadata.json", "{ truncated");
+    raw(&dir, "version-hint.text", "2");
+    let io = FileIO::default();
+    let read = current_version(&io, &dir, Access::Read).await.unwrap();
+    assert_eq!(read.metadata_location, meta(&dir, "v2.metadata.json"));
+    assert_eq!(read.skipped, [meta(&dir, "v3.metadata.json")]);
+    let err = current_version(&io, &dir, Access::Write).await.unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("version 3"), "{err}");
+}
+
+#[tokio::test]
+async fn a_gap_or_two_files_of_one_version_refuse_writes() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    valid(&dir, "v3.metadata.json");
+    raw(&dir, "version-hint.text", "1");
+    let io = FileIO::default();
+    let read = current_version(&io, &dir, Access::Read).await.unwrap();
+    assert_eq!(read.version, 1);
+    let err = current_version(&io, &dir, Access::Write).await.unwrap_err();
+    assert!(err.to_string().contains("v3.metadata.json"), "{err}");
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "00002-aaaa.metadata.json");
+    valid(&dir, "00002-bbbb.metadata.json");
+    assert!(current_version(&io, &dir, Access::Read).await.is_ok());
+    let err = current_version(&io, &dir, Access::Write).await.unwrap_err();
+    assert!(err.to_string().contains("claim version 2"), "{err}");
+}
+
+#[tokio::test]
+async fn no_hint_picks_the_highest_version() {
     let (_tmp, dir) = table_dir();
     raw(&dir, "v0.metadata.json", STUB_JSON);
     for n in 1..=10 {
         valid(&dir, &format!("v{n}.metadata.json"));
     }
-    raw(&dir, "v11.metadata.json", "{ truncated");
     raw(&dir, "snap-1-0-x.avro", "not metadata");
+    raw(
+        &dir,
+        "v11.metadata.json#1",
+        "a killed writer's staging file",
+    );
     assert_eq!(locate(&dir).await.unwrap(), meta(&dir, "v10.metadata.json"));
+    // The highest version is the pointer then: unreadable, it is an error.
+    raw(&dir, "v11.metadata.json", "{ truncated");
+    let err = locate(&dir).await.unwrap_err();
+    assert!(err.to_string().contains("v11.metadata.json"), "{err}");
 }
 
 #[tokio::test]
@@ -261,12 +355,11 @@ async fn gzip_names_are_candidates() {
 }
 
 #[tokio::test]
-async fn only_stubs_is_not_found_naming_the_directory() {
+async fn only_a_stub_is_an_error_naming_it() {
     let (_tmp, dir) = table_dir();
     raw(&dir, "v0.metadata.json", STUB_JSON);
     let err = locate(&dir).await.unwrap_err();
-    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
-    assert!(err.to_string().contains(&dir), "{err}");
+    assert!(err.to_string().contains("v0.metadata.json"), "{err}");
 }
 
 #[tokio::test]

@@ -31,7 +31,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{Error, Result};
-use crate::io::FileIO;
+use crate::io::{FileIO, GC_ENABLED, TableScope, gc_enabled};
 use crate::table::Table;
 use crate::write::TableCreation;
 
@@ -465,29 +465,51 @@ impl SqliteCatalog {
 
     /// Drops `namespace.table` from the catalog and returns the metadata file it pointed at.
     /// With `purge`, also deletes every file the table's metadata reaches (found from the
-    /// metadata, never by listing: see [`crate::write::reachable_files`]); files are deleted
-    /// after the catalog row is gone, so a failed deletion leaves only unreferenced files.
+    /// metadata, never by listing: see [`crate::write::reachable_files`]) that lies under the
+    /// table location ([`TableScope`]); files elsewhere are kept, and none is deleted when the
+    /// table's `gc.enabled` is `false`. The files are found before the catalog row goes (a
+    /// manifest that cannot be read fails the drop, which then changes nothing) and deleted
+    /// after, so a failed deletion leaves only unreferenced files.
     ///
-    /// Errors: [`Error::NotFound`] naming `namespace.table` when the catalog has no such table.
+    /// Errors: [`Error::NotFound`] naming `namespace.table` when the catalog has no such table;
+    /// with `purge`, [`Error::Moved`] for a table whose metadata records another location than
+    /// its metadata file's, and the errors of the walk.
     pub async fn drop_table(&self, namespace: &str, table: &str, purge: bool) -> Result<String> {
-        let loaded = match purge {
-            true => Some(self.load_table(namespace, table).await?),
+        let purged = match purge {
+            true => self.files_to_purge(namespace, table).await?,
             false => None,
         };
         let location = self.drop_table_entry(namespace, table)?;
-        if let Some(loaded) = loaded {
-            let files = crate::write::reachable_files(&loaded).await?;
-            let mut first_error = None;
+        let mut first_error = None;
+        for (scope, files) in purged.iter() {
             for file in files {
-                if let Err(e) = self.io.delete(&file).await {
+                if let Err(e) = scope.delete(file).await {
                     first_error.get_or_insert(e);
                 }
             }
-            if let Some(e) = first_error {
-                return Err(e);
-            }
         }
-        Ok(location)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(location),
+        }
+    }
+
+    /// The files `DROP TABLE ... PURGE` deletes (all reachable ones; the scope keeps those
+    /// outside the table), `None` when `gc.enabled` is `false`.
+    async fn files_to_purge(
+        &self,
+        namespace: &str,
+        table: &str,
+    ) -> Result<Option<(TableScope, Vec<String>)>> {
+        let loaded = self.load_table(namespace, table).await?;
+        loaded.ensure_writable()?;
+        let metadata = loaded.metadata();
+        if !gc_enabled(metadata.property(GC_ENABLED)) {
+            return Ok(None);
+        }
+        let scope = TableScope::new(loaded.io(), &metadata.location)?;
+        let files = crate::write::reachable_files(&loaded).await?;
+        Ok(Some((scope, files.into_iter().collect())))
     }
 
     /// Removes the catalog row of `namespace.table` only (no file is touched) and returns the

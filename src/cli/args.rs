@@ -39,6 +39,18 @@ pub enum Command {
     /// Merge the current snapshot's small data manifests into manifests of a target size
     /// (a `replace` snapshot; the rows do not change).
     RewriteManifests(RewriteManifestsArgs),
+    /// Verify that every file the table's metadata reaches exists with its recorded size and
+    /// that the recorded counts agree (reads trust the metadata; this looks). Exits non-zero
+    /// when it finds a problem.
+    Check(CheckArgs),
+}
+
+/// Arguments of `icefloe check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
 }
 
 /// Arguments of `icefloe rewrite-manifests`.

@@ -8,13 +8,17 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use serde_json::{Value, json};
 
 use super::args::{
-    ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat, RewriteManifestsArgs, RollbackArgs,
-    TableTarget, relocation_of,
+    CheckArgs, ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat, RewriteManifestsArgs,
+    RollbackArgs, TableTarget, relocation_of,
 };
 use super::{CliError, CliResult};
+use crate::Table;
 use crate::catalog::SqliteCatalog;
+use crate::catalog::file::{Access, current_version, is_metadata_file, table_dir_of};
 use crate::io::FileIO;
-use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests_with_progress};
+use crate::maintenance::{
+    OrphanFiles, check_table, remove_orphan_files, rewrite_manifests_with_progress,
+};
 use crate::manage::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
@@ -122,12 +126,27 @@ pub(super) async fn run_expire<W: Write>(args: &ExpireArgs, out: &mut W) -> CliR
     for file in &done.deleted_files {
         text.push_str(&format!("\n  {file}"));
     }
+    if !done.kept_files.is_empty() {
+        text.push_str(&format!(
+            "\nkept {} unreachable file(s):",
+            done.kept_files.len()
+        ));
+    }
+    for (file, reason) in &done.kept_files {
+        text.push_str(&format!("\n  {file} ({})", reason.as_str()));
+    }
+    let kept: Vec<Value> = done
+        .kept_files
+        .iter()
+        .map(|(file, reason)| json!({"path": file, "reason": reason.as_str()}))
+        .collect();
     let object = json!({
         "action": "expire",
         "dry_run": args.dry_run,
         "expired_snapshot_ids": done.expired,
         "removed_refs": done.removed_refs,
         "deleted_files": done.deleted_files,
+        "kept_files": kept,
     });
     report(out, args.target.format, &text, object)
 }
@@ -171,8 +190,65 @@ pub(super) async fn run_remove_orphans<W: Write>(
         "deleted": done.deleted,
         "listed": done.listed,
         "recent_unreferenced": done.recent_unreferenced,
+        "symbolic_links_skipped": done.links,
     });
     report(out, args.target.format, &text, object)
+}
+
+/// `icefloe check`: the table's current version, as a reader finds it (a newer version that
+/// cannot be read is a problem too), checked against its files.
+pub(super) async fn run_check<W: Write>(args: &CheckArgs, out: &mut W) -> CliResult<()> {
+    let (io, target) = write_target(&args.target)?;
+    let (table, skipped) = match &target {
+        WriteTarget::Directory { location } => {
+            let table = Table::load(io.clone(), location).await?;
+            let skipped = match table_dir_of(location) {
+                Some(dir) if !is_metadata_file(location) => {
+                    current_version(&io, &dir, Access::Read).await?.skipped
+                }
+                _ => Vec::new(),
+            };
+            (table, skipped)
+        }
+        WriteTarget::Catalog {
+            catalog,
+            namespace,
+            table,
+        } => (catalog.load_table(namespace, table).await?, Vec::new()),
+    };
+    let mut done = check_table(&table).await?;
+    for path in skipped {
+        done.problems.push(format!(
+            "metadata file {path} is newer than the current version but cannot be read"
+        ));
+    }
+    let mut text = format!(
+        "checked {}: {} snapshot(s), {} manifest(s), {} file(s): {}",
+        table.metadata_location(),
+        done.snapshots,
+        done.manifests,
+        done.files,
+        match done.problems.len() {
+            0 => "no problem found".to_string(),
+            n => format!("{n} problem(s)"),
+        }
+    );
+    for problem in &done.problems {
+        text.push_str(&format!("\n  {problem}"));
+    }
+    let object = json!({
+        "action": "check",
+        "metadata_location": table.metadata_location(),
+        "snapshots": done.snapshots,
+        "manifests": done.manifests,
+        "files": done.files,
+        "problems": done.problems,
+    });
+    report(out, args.target.format, &text, object)?;
+    match done.problems.len() {
+        0 => Ok(()),
+        n => Err(CliError::CheckFailed(n)),
+    }
 }
 
 /// `icefloe rewrite-manifests`.

@@ -53,6 +53,9 @@ pub enum CliError {
     /// A command line argument is unusable.
     #[error("{0}")]
     Usage(String),
+    /// `icefloe check` found problems (listed on stdout).
+    #[error("the check found {0} problem(s)")]
+    CheckFailed(usize),
 }
 
 /// A `Result` with [`CliError`].
@@ -85,6 +88,7 @@ pub async fn run(cli: Cli) -> CliResult<()> {
         Command::RewriteManifests(args) => {
             maintain::run_rewrite_manifests(&args, &mut std::io::stdout().lock()).await
         }
+        Command::Check(args) => maintain::run_check(&args, &mut std::io::stdout().lock()).await,
     }
 }
 

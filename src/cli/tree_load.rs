@@ -15,6 +15,7 @@ use super::tree::{ManifestTree, SnapshotTree, TableTree, TreeOptions, render_tre
 use super::{CliError, CliResult, error_chain};
 use crate::Table;
 use crate::catalog::SqliteCatalog;
+use crate::catalog::file::{Access, current_version, is_metadata_file};
 use crate::io::FileIO;
 use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
@@ -70,19 +71,22 @@ fn split_table_name(name: &str) -> CliResult<(&str, &str)> {
     }
 }
 
-/// How a location leads to its metadata file: a metadata file itself, the version hint, or a
-/// listing of the metadata directory.
+/// How a location leads to its metadata file: a metadata file itself, the version hint
+/// (and the newer versions found after a stale one), or a listing of the metadata directory.
 async fn describe_pointer(io: &FileIO, location: &str) -> String {
-    let trimmed = location.trim_end_matches('/');
-    if trimmed.ends_with(".json") || trimmed.ends_with(".gz") {
+    if is_metadata_file(location) {
         return "metadata file".to_string();
     }
-    for hint in ["metadata/version-hint.text", "metadata/version-hint.txt"] {
-        if let Ok(bytes) = io.read(&format!("{trimmed}/{hint}")).await {
-            return format!("{hint} -> {}", String::from_utf8_lossy(&bytes).trim());
+    match current_version(io, location, Access::Read).await {
+        Ok(current) => {
+            let mut text = current.found_by.to_string();
+            for skipped in &current.skipped {
+                text.push_str(&format!("; unreadable newer {skipped} skipped"));
+            }
+            text
         }
+        Err(e) => format!("unresolved: {e}"),
     }
-    "newest metadata file in metadata/".to_string()
 }
 
 /// Reads every snapshot's manifests and their entries, through the same walk as the

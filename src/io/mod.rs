@@ -4,7 +4,9 @@
 //! Stores come from DataFusion's [`RuntimeEnv`] registry, so any store an application registers
 //! there (`s3://`, `gs://`, ...) is usable by URL; local paths use the local file system.
 
+mod listing;
 mod relocation;
+mod scope;
 
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
@@ -17,7 +19,9 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
+pub use listing::{ListedFile, Listing};
 pub use relocation::Relocation;
+pub use scope::{GC_ENABLED, KeptReason, TableScope, gc_enabled};
 
 use crate::error::{Error, Result};
 
@@ -53,6 +57,14 @@ impl FileIO {
             runtime,
             relocation,
         }
+    }
+
+    /// This IO with one more relocation rule: paths under `old` are read under `new`.
+    pub fn with_rule(&self, old: &str, new: &str) -> Self {
+        Self::new(
+            Arc::clone(&self.runtime),
+            self.relocation.clone().with_rule(old, new),
+        )
     }
 
     /// The relocation rules in force.
@@ -239,6 +251,36 @@ impl FileIO {
         split_location(&relocated)
             .ok_or_else(|| Error::InvalidArgument(format!("'{location}' is not a valid location")))
     }
+}
+
+/// A location in the form a table location is recorded in: `.` and `..` segments resolved,
+/// repeated slashes collapsed, and a relative local path made absolute against the working
+/// directory. The style stays: `file:///t`, `/t` and `s3://b/t` keep their form.
+///
+/// Errors: [`Error::InvalidArgument`] for a location that is not one (`file://host/..`).
+pub fn normalize_location(location: &str) -> Result<String> {
+    let invalid = || Error::InvalidArgument(format!("'{location}' is not a valid location"));
+    if let Some((scheme, rest)) = location.split_once("://")
+        && is_scheme(scheme)
+    {
+        if scheme.eq_ignore_ascii_case("file") {
+            let key = local_key(rest)
+                .filter(|_| rest.starts_with('/'))
+                .ok_or_else(invalid)?;
+            return Ok(format!("{scheme}:///{key}"));
+        }
+        let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
+        let key = clean_path(key);
+        return Ok(format!("{scheme}://{authority}{key}")
+            .trim_end_matches('/')
+            .to_string());
+    }
+    let (prefix, path) = match location.strip_prefix("file:") {
+        Some(path) => ("file:", path),
+        None => ("", location),
+    };
+    let key = local_key(path).ok_or_else(invalid)?;
+    Ok(format!("{prefix}/{key}"))
 }
 
 /// Splits a location into its store (`scheme://authority`) and the key inside it. Bare paths

@@ -6,15 +6,19 @@
 //!   reaches and that are older than a threshold: the leftovers of failed or crashed writes.
 //!   [`OrphanFiles`] holds its options (threshold, dry run, location), [`OrphanReport`] says
 //!   what was found and deleted.
+//! - [`check_table`] verifies that every file the metadata reaches exists with its recorded
+//!   size and that the recorded counts agree (`icefloe check`).
 //! - [`rewrite_manifests`] merges small data manifests into manifests of a target size, as a
 //!   `replace` snapshot.
 
+mod check;
 mod orphans;
 #[cfg(test)]
 mod orphans_tests;
 mod reachable;
 mod rewrite;
 
+pub use check::{CheckReport, check_table};
 #[cfg(test)]
 use orphans::check_same_store;
 pub use orphans::{DEFAULT_ORPHAN_AGE_MS, OrphanFiles, OrphanReport, remove_orphan_files};

@@ -25,13 +25,13 @@ use crate::manage::Progress;
 use std::collections::BTreeSet;
 
 use futures::{StreamExt, TryStreamExt, stream};
-use object_store::ObjectStoreExt;
 use object_store::path::Path as ObjectPath;
 
 use super::reachable::reachable_files;
+use crate::catalog::file::{VERSION_HINTS, metadata_file_version};
 use crate::commit::now_ms;
 use crate::error::{Error, Result};
-use crate::io::{ResolvedLocation, store_error};
+use crate::io::{GC_ENABLED, ListedFile, ResolvedLocation, gc_enabled};
 use crate::scan::deletes::index::resolved_key;
 use crate::table::Table;
 
@@ -40,9 +40,6 @@ pub const DEFAULT_ORPHAN_AGE_MS: i64 = 3 * 24 * 60 * 60 * 1000;
 
 /// How many files are deleted at a time.
 const DELETE_CONCURRENCY: usize = 16;
-
-/// The names a version hint may have (read by [`crate::catalog::file`]).
-const VERSION_HINTS: [&str; 2] = ["version-hint.text", "version-hint.txt"];
 
 /// Options of [`remove_orphan_files`].
 ///
@@ -118,6 +115,8 @@ pub struct OrphanReport {
     pub listed: usize,
     /// Unreferenced files kept because they are younger than the threshold.
     pub recent_unreferenced: usize,
+    /// Symbolic links found under the location: never followed, never deleted.
+    pub links: usize,
 }
 
 /// Finds the files under the table location that no metadata references and that were last
@@ -143,6 +142,7 @@ pub struct OrphanReport {
 /// listing. A failed deletion returns its error naming the file (the orphans deleted before it
 /// stay deleted).
 pub async fn remove_orphan_files(table: &Table, options: &OrphanFiles) -> Result<OrphanReport> {
+    check_table(table, options)?;
     let io = table.io();
     let table_location = trim_slash(&table.metadata().location);
     let location = options
@@ -153,35 +153,79 @@ pub async fn remove_orphan_files(table: &Table, options: &OrphanFiles) -> Result
     let root = io.resolve(location)?;
     check_location(table, &table_root, &root, location)?;
     let referenced = referenced_keys(table, &root, location).await?;
-    let listed = io.list_recursive(location).await?;
+    let newest = newest_version(table);
+    let listing = io.list_files(location).await?;
     let mut report = OrphanReport {
         location: location.to_string(),
-        listed: listed.len(),
+        listed: listing.files.len(),
+        links: listing.links.len(),
         ..OrphanReport::default()
     };
-    let mut orphans: Vec<(String, ObjectPath)> = Vec::new();
-    for object in listed {
+    let mut orphans: Vec<(String, ListedFile)> = Vec::new();
+    for file in listing.files {
         let (Some(in_table), Some(in_root)) = (
-            relative(&object.location, &table_root.path),
-            relative(&object.location, &root.path),
+            relative(&file.path, &table_root.path),
+            relative(&file.path, &root.path),
         ) else {
             continue; // never outside the location, whatever the store lists
         };
-        if is_hidden(&in_root) || referenced.contains(&key(&root, &object.location)) {
+        if is_hidden(&in_root)
+            || referenced.contains(&key(&root, &file.path))
+            || is_newer_version(&in_table, newest)
+        {
             continue;
         }
-        if object.last_modified.timestamp_millis() >= options.older_than_ms {
+        if file.last_modified_ms >= options.older_than_ms {
             report.recent_unreferenced += 1;
             continue;
         }
-        orphans.push((join(table_location, &in_table), object.location));
+        orphans.push((join(table_location, &in_table), file));
     }
-    orphans.sort();
+    orphans.sort_by(|a, b| a.0.cmp(&b.0));
     if !options.dry_run {
-        report.deleted = delete_all(&root, &orphans, &options.progress).await?;
+        report.deleted = delete_all(table, &root, &orphans, &options.progress).await?;
     }
     report.orphan_files = orphans.into_iter().map(|(l, _)| l).collect();
     Ok(report)
+}
+
+/// Orphan removal needs the table's newest version (a version beyond it would make its files
+/// look orphaned), a table that is where its metadata says, and, to delete, `gc.enabled`.
+fn check_table(table: &Table, options: &OrphanFiles) -> Result<()> {
+    table.ensure_writable()?;
+    if !table.is_current() {
+        return Err(Error::InvalidArgument(format!(
+            "cannot remove orphan files of {}: the table was loaded for reading, and may not be \
+             its newest version; load it with Table::load_for_write or from its catalog",
+            table.metadata_location()
+        )));
+    }
+    if !options.dry_run && !gc_enabled(table.metadata().property(GC_ENABLED)) {
+        return Err(Error::InvalidArgument(format!(
+            "cannot remove orphan files of {}: its gc.enabled is false (its files may be shared \
+             with other tables); only a dry run is allowed",
+            table.metadata().location
+        )));
+    }
+    Ok(())
+}
+
+/// The version number of the table's current metadata file, when it has one.
+fn newest_version(table: &Table) -> Option<u64> {
+    let name = table.metadata_location().rsplit('/').next()?;
+    metadata_file_version(name)
+}
+
+/// A metadata file of a version after the current one (a commit that landed after the table
+/// was loaded): never an orphan, however old it looks.
+fn is_newer_version(in_table: &str, newest: Option<u64>) -> bool {
+    let Some(name) = in_table.strip_prefix("metadata/") else {
+        return false;
+    };
+    match (metadata_file_version(name), newest) {
+        (Some(version), Some(newest)) => version > newest,
+        _ => false,
+    }
 }
 
 /// The location must be at or under the table location (nothing outside the table is ever
@@ -289,21 +333,21 @@ fn is_hidden(relative: &str) -> bool {
         .any(|s| (s.starts_with('_') || s.starts_with('.')) && !s.contains('='))
 }
 
-/// Deletes exactly the listed objects, a few at a time; returns how many were deleted.
+/// Deletes exactly the listed files, a few at a time; returns how many were deleted.
 async fn delete_all(
+    table: &Table,
     root: &ResolvedLocation,
-    orphans: &[(String, ObjectPath)],
+    orphans: &[(String, ListedFile)],
     progress: &Progress,
 ) -> Result<usize> {
     let total = orphans.len();
+    let io = table.io();
     // Owned items: a closure over borrowed ones makes the future not `Send` (a rustc
     // limitation with higher-ranked lifetimes).
     stream::iter(orphans.iter().cloned())
-        .map(|(location, path)| async move {
-            match root.store.delete(&path).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-                Err(e) => Err(store_error(&location, e)),
-            }
+        .map(|(location, file)| async move {
+            io.delete_listed(root.store.as_ref(), &file, &location)
+                .await
         })
         .buffer_unordered(DELETE_CONCURRENCY)
         .try_fold(0, |n, ()| async move {

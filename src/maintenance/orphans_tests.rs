@@ -55,7 +55,9 @@ fn batch(table: &Table, ids: &[i64]) -> RecordBatch {
 }
 
 async fn load(location: &str) -> Table {
-    Table::load(FileIO::default(), location).await.unwrap()
+    Table::load_for_write(FileIO::default(), location)
+        .await
+        .unwrap()
 }
 
 /// A writer that dies after writing its data files, before any commit: their locations.

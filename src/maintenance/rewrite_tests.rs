@@ -171,7 +171,7 @@ async fn long_work_reports_its_progress() {
         )
         .unwrap();
     }
-    let table = Table::load(io, &location).await.unwrap();
+    let table = Table::load_for_write(io, &location).await.unwrap();
     let mut options =
         crate::maintenance::OrphanFiles::new().with_older_than_ms(crate::commit::now_ms() + 60_000);
     options.progress = progress;

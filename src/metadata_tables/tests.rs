@@ -360,9 +360,11 @@ async fn every_pyiceberg_table_agrees_when_the_full_fixtures_are_given() {
 
 #[tokio::test]
 async fn planning_reads_nothing_and_run_errors_name_the_relation() {
-    // Without relocation the manifest lists (under file:///data/lake/wh1) cannot be read.
+    // Relocated to where nothing is, the manifest lists cannot be read (the caller's rule
+    // wins over the implicit relocation of a moved table).
     let ctx = SessionContext::new();
-    let io = FileIO::new(ctx.runtime_env(), crate::Relocation::new());
+    let nowhere = crate::Relocation::new().with_rule("file:///data/lake/wh1", "/nonexistent/wh1");
+    let io = FileIO::new(ctx.runtime_env(), nowhere);
     let table = Table::load(io, &format!("{}/db/orders", warehouse()))
         .await
         .unwrap();

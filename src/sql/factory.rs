@@ -72,9 +72,11 @@ impl TableProviderFactory for IcebergTableFactory {
         state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> DFResult<Arc<dyn TableProvider>> {
-        let location = cmd.locations.first().ok_or_else(|| {
+        let given = cmd.locations.first().ok_or_else(|| {
             DataFusionError::Plan("STORED AS ICEBERG needs a LOCATION".to_string())
         })?;
+        // `x/../../y` is `y`: resolve it once, so the table records and is written as `y`.
+        let location = &crate::io::normalize_location(given)?;
         let mut relocation = Relocation::new();
         if let Some(rules) = option(cmd, "relocate") {
             for rule in rules.split(',').filter(|r| !r.trim().is_empty()) {

@@ -68,24 +68,10 @@ pub async fn commit_files(
     }
 }
 
+/// The table's current metadata, loaded as the commit will load it (strictly; a moved table
+/// is refused before any data file is written).
 async fn load(io: &FileIO, target: &CommitTarget<'_>) -> Result<TableMetadata> {
-    match target {
-        CommitTarget::Directory { location } => Ok(Table::load(io.clone(), location)
-            .await?
-            .metadata()
-            .as_ref()
-            .clone()),
-        CommitTarget::Catalog {
-            catalog,
-            namespace,
-            table,
-        } => Ok(catalog
-            .load_table(namespace, table)
-            .await?
-            .metadata()
-            .as_ref()
-            .clone()),
-    }
+    Ok(target.load(io).await?.metadata)
 }
 
 /// One open data file: the partition tuple its rows share.

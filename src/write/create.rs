@@ -223,8 +223,8 @@ impl TableCreation {
     /// there (any metadata file found, or `v1.metadata.json` taken by a concurrent creator);
     /// nothing is overwritten. The errors of [`Self::metadata`] otherwise.
     ///
-    /// A relative local path is made absolute (against the working directory) before it is
-    /// written into the metadata.
+    /// The location is recorded normalised ([`crate::io::normalize_location`]): a relative
+    /// local path is made absolute (against the working directory), `.` and `..` resolved.
     pub async fn create_at(&self, io: &FileIO, location: &str) -> Result<Table> {
         let location = absolute_location(location)?;
         let location = location.trim_end_matches('/');
@@ -350,12 +350,7 @@ pub(crate) fn metadata_bytes(metadata: &TableMetadata, path: &str) -> Result<Byt
 
 /// `location` with a relative local path made absolute.
 fn absolute_location(location: &str) -> Result<String> {
-    if location.contains("://") || location.starts_with('/') {
-        return Ok(location.to_string());
-    }
-    std::path::absolute(location)
-        .map(|p| p.display().to_string())
-        .map_err(|e| Error::InvalidArgument(format!("location '{location}': {e}")))
+    crate::io::normalize_location(location)
 }
 
 fn already_exists(location: &str, metadata_file: &str) -> Error {

@@ -23,6 +23,7 @@ mod pyiceberg_incremental;
 mod pyiceberg_refs;
 mod pyiceberg_travel;
 mod render;
+mod safety;
 mod sql_expr;
 mod support;
 mod time_travel;

@@ -551,3 +551,4 @@ fn remove_orphans_deletes_only_old_unreferenced_files() {
     ]);
     assert_eq!(stdout(&out), "n\n5\n");
 }
+mod safety;
