@@ -98,6 +98,12 @@ impl RetryPolicy {
         let factor = 2u32.saturating_pow(n.min(20));
         self.min_wait.saturating_mul(factor).min(self.max_wait)
     }
+
+    /// [`RetryPolicy::wait`] spread by a random factor in [0.5, 1.5) (capped at the maximum),
+    /// so that writers that lost the same race do not all come back at once and collide again.
+    fn jittered_wait(&self, n: u32) -> Duration {
+        self.wait(n).mul_f64(0.5 + unit_random()).min(self.max_wait)
+    }
 }
 
 /// Where a table's pointer lives, and so how a commit swaps it.
@@ -159,6 +165,32 @@ impl CommitTarget<'_> {
     }
 }
 
+impl CommitTarget<'_> {
+    /// `None` if `base` is still the table's current version, found cheaply (a directory table's
+    /// next metadata file does not exist; a catalog's pointer still names it), else the current
+    /// version loaded again ([`CommitTarget::load`]). A retry after a lost race so rereads only
+    /// what changed, and the first attempt does not build on a version that moved while its
+    /// files were written.
+    pub(crate) async fn refresh(&self, io: &FileIO, base: &Base) -> Result<Option<Base>> {
+        let current = match self {
+            Self::Directory { .. } => !io.exists(&base.next_location).await?,
+            Self::Catalog {
+                catalog,
+                namespace,
+                table,
+            } => catalog.metadata_location(namespace, table)?.as_deref() == Some(&base.location),
+        };
+        match current {
+            true => Ok(None),
+            false => self.load(io).await.map(Some),
+        }
+    }
+}
+
+/// How long a commit waits for the local commit lock ([`FileIO::lock_commits`]) before it
+/// goes on without it.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
 /// The version a commit builds on: the table's current metadata file and metadata, and the
 /// metadata file the commit creates.
 #[derive(Debug, Clone)]
@@ -207,19 +239,20 @@ pub async fn append(io: &FileIO, target: CommitTarget<'_>, append: AppendFiles) 
     let policy = RetryPolicy::of(&base.metadata);
     let mut attempt = 0;
     loop {
-        let result = commit_attempt(io, &target, &base, &append, &manifests, snapshot_id).await;
+        let lock = io.lock_commits(&base.metadata.location, LOCK_WAIT).await;
+        let result = match target.refresh(io, &base).await {
+            Ok(fresh) => {
+                base = fresh.unwrap_or(base);
+                commit_attempt(io, &target, &base, &append, &manifests, snapshot_id).await
+            }
+            Err(e) => Err(AttemptError::Failed(e)),
+        };
+        drop(lock);
         match result {
             Ok(table) => return Ok(table),
             Err(AttemptError::Lost) if attempt < policy.retries => {
-                tokio::time::sleep(policy.wait(attempt)).await;
+                tokio::time::sleep(policy.jittered_wait(attempt)).await;
                 attempt += 1;
-                base = match target.load(io).await {
-                    Ok(base) => base,
-                    Err(e) => {
-                        delete_all(io, &manifest_paths(&manifests)).await;
-                        return Err(e);
-                    }
-                };
             }
             Err(AttemptError::Lost) => {
                 delete_all(io, &manifest_paths(&manifests)).await;
@@ -376,14 +409,19 @@ pub async fn commit_metadata_change(
     let policy = RetryPolicy::of(&base.metadata);
     let mut attempt = 0;
     loop {
+        let lock = io.lock_commits(&base.metadata.location, LOCK_WAIT).await;
+        if let Some(fresh) = target.refresh(io, &base).await? {
+            base = fresh;
+        }
         let mut next = change(&base.metadata)?;
         next.log_previous_file(&base.location, base.metadata.last_updated_ms);
-        match swap(io, &target, &base, next, Vec::new()).await {
+        let swapped = swap(io, &target, &base, next, Vec::new()).await;
+        drop(lock);
+        match swapped {
             Ok(table) => return Ok(table),
             Err(AttemptError::Lost) if attempt < policy.retries => {
-                tokio::time::sleep(policy.wait(attempt)).await;
+                tokio::time::sleep(policy.jittered_wait(attempt)).await;
                 attempt += 1;
-                base = target.load(io).await?;
             }
             Err(AttemptError::Lost) => return Err(policy.exhausted(&target, attempt)),
             Err(AttemptError::Failed(e)) => return Err(e),
@@ -517,6 +555,13 @@ fn summary_with_engine(mut summary: Summary) -> Summary {
         env!("CARGO_PKG_VERSION").to_string(),
     );
     summary
+}
+
+/// A uniform random number in [0, 1), from the operating system's randomness (through
+/// `uuid`'s v4 generator, already a dependency).
+fn unit_random() -> f64 {
+    let bits = (uuid::Uuid::new_v4().as_u128() >> 75) as u64; // 53 random bits
+    bits as f64 / (1u64 << 53) as f64
 }
 
 /// The current time in epoch milliseconds (0 before 1970).

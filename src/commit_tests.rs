@@ -230,6 +230,14 @@ fn retry_waits_double_up_to_the_maximum() {
     };
     let waits: Vec<u128> = (0..4).map(|n| policy.wait(n).as_millis()).collect();
     assert_eq!(waits, [100, 200, 350, 350]);
+    // Jittered: within [0.5, 1.5) of the wait, capped, and not all the same.
+    let jittered: Vec<Duration> = (0..200).map(|_| policy.jittered_wait(1)).collect();
+    assert!(
+        jittered
+            .iter()
+            .all(|w| *w >= Duration::from_millis(100) && *w <= Duration::from_millis(300))
+    );
+    assert!(jittered.iter().any(|w| *w != jittered[0]));
 }
 
 #[tokio::test]

@@ -255,7 +255,24 @@ impl SqliteCatalog {
                 self.name
             ))
         })?;
-        Table::load_metadata_file(self.io.clone(), location).await
+        Table::load_metadata_file(self.io.clone(), location)
+            .await
+            .map_err(|e| self.pointer_context(e, namespace, table))
+    }
+
+    /// A missing metadata file is named as the pointer of `namespace.table` in this catalog's
+    /// database: the catalog row is what names it.
+    fn pointer_context(&self, err: Error, namespace: &str, table: &str) -> Error {
+        match err {
+            Error::NotFound { what, source } => Error::NotFound {
+                what: format!(
+                    "{what} (the pointer of {namespace}.{table} in catalog {})",
+                    self.db().label()
+                ),
+                source,
+            },
+            other => other,
+        }
     }
 
     /// Swaps a table's metadata pointer from `expected_current` to `new`, atomically: the

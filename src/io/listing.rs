@@ -75,7 +75,7 @@ impl FileIO {
         file: &ListedFile,
         shown: &str,
     ) -> Result<()> {
-        let result = match &file.local {
+        match &file.local {
             Some(path) => match tokio::fs::remove_file(path).await {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Io {
                     path: shown.to_string(),
@@ -87,8 +87,7 @@ impl FileIO {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
                 Err(e) => Err(store_error(shown, e)),
             },
-        };
-        result
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! there (`s3://`, `gs://`, ...) is usable by URL; local paths use the local file system.
 
 mod listing;
+mod lock;
 mod relocation;
 mod scope;
 
@@ -20,6 +21,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
 pub use listing::{ListedFile, Listing};
+pub use lock::CommitLock;
 pub use relocation::Relocation;
 pub use scope::{GC_ENABLED, KeptReason, TableScope, gc_enabled};
 

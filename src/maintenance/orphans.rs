@@ -210,14 +210,18 @@ fn check_table(table: &Table, options: &OrphanFiles) -> Result<()> {
     Ok(())
 }
 
-/// The version number of the table's current metadata file, when it has one.
+/// The version number of the table's current metadata file when it is a file-system table's
+/// `vN.metadata.json`, whose creation is its commit (a catalog's `NNNNN-<uuid>` files are
+/// committed by the catalog's pointer: a higher-numbered one is a lost or killed writer's).
 fn newest_version(table: &Table) -> Option<u64> {
     let name = table.metadata_location().rsplit('/').next()?;
-    metadata_file_version(name)
+    name.starts_with('v')
+        .then(|| metadata_file_version(name))
+        .flatten()
 }
 
-/// A metadata file of a version after the current one (a commit that landed after the table
-/// was loaded): never an orphan, however old it looks.
+/// A file-system table's metadata file of a version after the current one (a commit that
+/// landed after the table was loaded): never an orphan, however old it looks.
 fn is_newer_version(in_table: &str, newest: Option<u64>) -> bool {
     let Some(name) = in_table.strip_prefix("metadata/") else {
         return false;
