@@ -168,23 +168,24 @@ pub async fn current_version(
         (Some(_), Access::Read) => None,
         _ => Some(list_versions(io, &metadata_dir).await?),
     };
-    let (mut name, found_by) = match &hint {
+    let (mut name, mut metadata, found_by) = match &hint {
         Some((file, content, hint)) => {
-            let name = hinted_file(io, &metadata_dir, file, hint, listing.as_ref()).await?;
+            let (name, metadata) =
+                hinted_version(io, &metadata_dir, file, hint, listing.as_ref()).await?;
             let found_by = FoundBy::Hint {
                 file,
                 content: content.clone(),
                 beyond: 0,
             };
-            (name, found_by)
+            (name, metadata, found_by)
         }
-        None => (
-            newest_listed(table_dir, listing.as_ref(), access)?,
-            FoundBy::Listing,
-        ),
+        None => {
+            let name = newest_listed(table_dir, listing.as_ref(), access)?;
+            let metadata = load_metadata(io, &join(&metadata_dir, &name)).await?;
+            (name, metadata, FoundBy::Listing)
+        }
     };
     let mut location = join(&metadata_dir, &name);
-    let mut metadata = load_metadata(io, &location).await?;
     let mut version = metadata_file_version(&name).unwrap_or(0);
     let (mut found_by, mut skipped) = (found_by, Vec::new());
     while let Some(next) = next_version(io, &metadata_dir, version, &name, listing.as_ref()).await?
@@ -369,14 +370,14 @@ async fn list_versions(io: &FileIO, metadata_dir: &str) -> Result<Listing> {
     Ok(listing)
 }
 
-/// The file name the hint names, which must exist.
-async fn hinted_file(
+/// The metadata file the hint names, loaded: it must exist and be readable.
+async fn hinted_version(
     io: &FileIO,
     metadata_dir: &str,
     file: &str,
     hint: &VersionHint,
     listing: Option<&Listing>,
-) -> Result<String> {
+) -> Result<(String, TableMetadata)> {
     let candidates: Vec<String> = match hint {
         VersionHint::FileName(name) => vec![name.clone()],
         VersionHint::Version(n) => VERSION_SUFFIXES
@@ -385,12 +386,13 @@ async fn hinted_file(
             .collect(),
     };
     for name in &candidates {
-        let exists = match listing {
-            Some(listing) => listing.values().flatten().any(|listed| listed == name),
-            None => io.exists(&join(metadata_dir, name)).await?,
-        };
-        if exists {
-            return Ok(name.clone());
+        if listing.is_some_and(|l| !l.values().flatten().any(|listed| listed == name)) {
+            continue;
+        }
+        match load_metadata(io, &join(metadata_dir, name)).await {
+            Ok(metadata) => return Ok((name.clone(), metadata)),
+            Err(Error::NotFound { .. }) => {}
+            Err(e) => return Err(e),
         }
     }
     Err(Error::corrupt(

@@ -1,19 +1,20 @@
-//! A commit lock for writers on one machine: an advisory lock on
-//! `<table>/metadata/.icefloe-commit.lock`, taken around a commit's load-to-swap window, so that
-//! local writers (threads and processes) queue instead of racing and losing.
+//! A commit lock for writers on one machine: an advisory lock on a file named for the table's
+//! (canonical) metadata directory in `<temp dir>/icefloe-commit-locks/`, taken around a commit's
+//! load-to-swap window, so that local writers (threads and processes) queue instead of racing
+//! and losing. Nothing is written into the table.
 //!
 //! It is an optimisation, never what makes a commit correct: the swap stays an atomic
 //! create-if-absent (or the catalog's conditional update), so writers that do not take the
-//! lock (other engines, other machines) still race safely. Object stores have no such lock;
-//! a lock not had within the wait is given up and the commit runs optimistically. The file's
-//! name starts with `.`, so orphan removal never lists it.
+//! lock (other engines, other machines, another temporary directory) still race safely. Object
+//! stores have no such lock; a lock not had within the wait is given up and the commit runs
+//! optimistically.
 
 use std::time::{Duration, Instant};
 
 use super::FileIO;
 
-/// The lock file's name in the table's `metadata/`.
-const LOCK_FILE: &str = ".icefloe-commit.lock";
+/// The directory of the lock files, under the system's temporary directory.
+const LOCK_DIR: &str = "icefloe-commit-locks";
 
 /// How often a held lock is tried again.
 const POLL: Duration = Duration::from_millis(2);
@@ -39,11 +40,14 @@ impl FileIO {
             "{}/metadata",
             table_location.trim_end_matches('/')
         ))?;
+        let dir = std::fs::canonicalize(dir).ok()?;
+        let locks = std::env::temp_dir().join(LOCK_DIR);
+        std::fs::create_dir_all(&locks).ok()?;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(dir.join(LOCK_FILE))
+            .open(locks.join(lock_name(&dir)))
             .ok()?;
         let deadline = Instant::now() + wait;
         loop {
@@ -56,6 +60,18 @@ impl FileIO {
             }
         }
     }
+}
+
+/// The lock file of a canonical directory: two CRC-32s of its path (a collision only makes
+/// two tables' local writers take turns).
+fn lock_name(dir: &std::path::Path) -> String {
+    let path = dir.to_string_lossy();
+    let reversed: Vec<u8> = path.bytes().rev().collect();
+    format!(
+        "{:08x}{:08x}.lock",
+        crc32fast::hash(path.as_bytes()),
+        crc32fast::hash(&reversed)
+    )
 }
 
 #[cfg(test)]
@@ -78,6 +94,13 @@ mod tests {
             io.lock_commits(&location, Duration::from_millis(50))
                 .await
                 .is_some()
+        );
+        // Nothing is written into the table.
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("metadata"))
+                .unwrap()
+                .count(),
+            0
         );
         // Not local: no lock, no error.
         assert!(
