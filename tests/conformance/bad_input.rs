@@ -163,3 +163,201 @@ async fn missing_data_file_is_named() {
     std::fs::remove_file(&data).expect("remove");
     assert_names(&query(dir.path()).await.expect_err("must fail"), &data);
 }
+
+/// The only Parquet data file of the copy.
+fn data_file(dir: &Path) -> PathBuf {
+    find(&dir.join("data"), |n| {
+        n.ends_with(".parq") || n.ends_with(".parquet")
+    })
+}
+
+/// Overwrites `bytes` at `offset` from the end of `path`.
+fn patch_from_end(path: &Path, offset: usize, bytes: &[u8]) {
+    let mut data = std::fs::read(path).expect("read");
+    let at = data.len() - offset;
+    data[at..at + bytes.len()].copy_from_slice(bytes);
+    std::fs::write(path, data).expect("write");
+}
+
+#[tokio::test]
+async fn parquet_footer_length_ffffffff_is_corrupt_and_named() {
+    let dir = copy_table();
+    let data = data_file(dir.path());
+    // The 4-byte metadata length sits just before the trailing `PAR1`.
+    patch_from_end(&data, 8, &[0xFF; 4]);
+    let err = query(dir.path()).await.expect_err("must fail");
+    assert_names(&err, &data);
+    assert!(err.contains("metadata length of 4294967295 bytes"), "{err}");
+}
+
+/// A file of a fixture table with one byte flipped, and the panic that caused before.
+struct Flip {
+    /// The table under `tests/fixtures`, and the prefix its metadata was written at.
+    table: (&'static str, &'static str),
+    /// The file, relative to the table.
+    file: &'static str,
+    offset: usize,
+    xor: u8,
+    /// What parquet / arrow 59.3.2 panicked with.
+    panicked: &'static str,
+}
+
+const ORDERS: (&str, &str) = ("pyiceberg/wh1/db/orders", "file:///data/lake/wh1/db/orders");
+const ORDERS_FILE: &str =
+    "data/order_ts_day=2024-01-02/00000-0-7c2986ea-17ca-4ac3-8314-199193309a1d.parquet";
+const DELETES_MOR: (&str, &str) = (
+    "pyiceberg/wh1/db/deletes_mor",
+    "file:///data/lake/wh1/db/deletes_mor",
+);
+const DELETES_EQ: (&str, &str) = (
+    "pyiceberg/wh1/db/deletes_eq",
+    "file:///data/lake/wh1/db/deletes_eq",
+);
+
+/// Flips found by flipping every byte of these files (1, 0x80, 0xFF) and scanning.
+const FLIPS: [Flip; 12] = [
+    Flip {
+        table: ORDERS,
+        file: ORDERS_FILE,
+        offset: 2031,
+        xor: 0x80,
+        panicked: "attempt to subtract with overflow (footer length)",
+    },
+    Flip {
+        table: ORDERS,
+        file: ORDERS_FILE,
+        offset: 779,
+        xor: 1,
+        panicked: "column start and length should not be negative",
+    },
+    Flip {
+        table: ORDERS,
+        file: ORDERS_FILE,
+        offset: 783,
+        xor: 0x80,
+        panicked: "Decoder for dict should have been set",
+    },
+    Flip {
+        table: ORDERS,
+        file: ORDERS_FILE,
+        offset: 272,
+        xor: 1,
+        panicked: "offset + len out of bounds",
+    },
+    Flip {
+        table: ORDERS,
+        file: ORDERS_FILE,
+        offset: 1247,
+        xor: 1,
+        panicked: "arrow-ipc: called `Option::unwrap()` on a `None` value",
+    },
+    Flip {
+        table: ORDERS,
+        file: ORDERS_FILE,
+        offset: 1304,
+        xor: 1,
+        panicked: "arrow-ipc: Type <UNKNOWN 247> not supported",
+    },
+    Flip {
+        table: DELETES_MOR,
+        file: "data/pos-del-1.parquet",
+        offset: 633,
+        xor: 1,
+        panicked: "column start and length should not be negative",
+    },
+    Flip {
+        table: DELETES_MOR,
+        file: "data/pos-del-1.parquet",
+        offset: 916,
+        xor: 0x80,
+        panicked: "Decoder for dict should have been set",
+    },
+    Flip {
+        table: DELETES_MOR,
+        file: "data/pos-del-1.parquet",
+        offset: 1237,
+        xor: 1,
+        panicked: "arrow-ipc: Int type with bit width of 16777216",
+    },
+    Flip {
+        table: DELETES_EQ,
+        file: "data/eq-del-id.parquet",
+        offset: 201,
+        xor: 1,
+        panicked: "column start and length should not be negative",
+    },
+    Flip {
+        table: DELETES_EQ,
+        file: "data/eq-del-id.parquet",
+        offset: 206,
+        xor: 0x80,
+        panicked: "Decoder for dict should have been set",
+    },
+    Flip {
+        table: DELETES_EQ,
+        file: "data/eq-del-id.parquet",
+        offset: 350,
+        xor: 1,
+        panicked: "arrow-ipc: called `Option::unwrap()` on a `None` value",
+    },
+];
+
+/// A writable copy of the fixture table at `tests/fixtures/<table>`.
+fn copy_fixture(table: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(table);
+    copy_dir(&from, dir.path());
+    dir
+}
+
+/// `SELECT *` over the table copy in `dir`: the path of the `Corrupt` error it fails with.
+async fn corrupt_file(dir: &Path, written_at: &str) -> Result<String, String> {
+    let ctx = SessionContext::new();
+    let options = TableOptions::default().with_relocation(written_at, dir.to_string_lossy());
+    let provider = IcebergTableProvider::open(&ctx, &dir.to_string_lossy(), options)
+        .await
+        .map_err(|e| format!("open: {e}"))?;
+    ctx.register_table("t", Arc::new(provider))
+        .map_err(|e| e.to_string())?;
+    let df = ctx
+        .sql("SELECT * FROM t")
+        .await
+        .map_err(|e| e.to_string())?;
+    let err = match df.collect().await {
+        Ok(batches) => return Err(format!("read {} batches", batches.len())),
+        Err(e) => e,
+    };
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = next {
+        if let Some(Error::Corrupt { path, .. }) = e.downcast_ref::<Error>() {
+            return Ok(path.clone());
+        }
+        next = e.source();
+    }
+    Err(format!("not a Corrupt error: {err}"))
+}
+
+#[tokio::test]
+async fn flipped_bytes_that_panicked_parquet_are_corrupt_and_named() {
+    let mut failures = Vec::new();
+    for flip in &FLIPS {
+        let dir = copy_fixture(flip.table.0);
+        let file = dir.path().join(flip.file);
+        let mut bytes = std::fs::read(&file).expect("read");
+        bytes[flip.offset] ^= flip.xor;
+        std::fs::write(&file, bytes).expect("write");
+        let name = file.file_name().and_then(|n| n.to_str()).expect("name");
+        let case = format!(
+            "{} byte {} ^ {:#x} ({})",
+            flip.file, flip.offset, flip.xor, flip.panicked
+        );
+        match corrupt_file(dir.path(), flip.table.1).await {
+            Ok(path) if path.ends_with(name) => {}
+            Ok(path) => failures.push(format!("{case}: names {path}")),
+            Err(e) => failures.push(format!("{case}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -12,9 +12,10 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::{cast, filter_record_batch};
-use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type};
+use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema, SchemaRef, UInt32Type};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Statistics};
@@ -33,6 +34,8 @@ use tokio::sync::OnceCell;
 use super::DeleteFileTask;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
+use crate::scan::guard::catch_decoder;
+use crate::scan::reader::check_column_chunks;
 use crate::to_arrow::FIELD_ID_KEY;
 
 /// How many equality delete files are read at once.
@@ -130,57 +133,68 @@ impl EqualityDeletes {
             .map(|id| self.key_types.get(id).cloned())
             .collect::<Option<_>>()
             .ok_or_else(|| corrupt(&format!("equality field ids {ids:?} are not all columns")))?;
-        let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())
-            .map_err(|e| corrupt(&e))?;
         let bytes = self.io.read(path).await?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
-        let schema = Arc::clone(builder.schema());
-        let columns: Vec<usize> = ids
-            .iter()
-            .map(|id| {
-                schema
-                    .fields()
-                    .iter()
-                    .position(|f| {
-                        f.metadata()
-                            .get(FIELD_ID_KEY)
-                            .is_some_and(|v| v.parse::<i32>() == Ok(*id))
-                    })
-                    .ok_or_else(|| corrupt(&format!("no column with field id {id}")))
-            })
-            .collect::<Result<_>>()?;
-        let mask = ProjectionMask::roots(builder.parquet_schema(), columns.iter().copied());
-        let reader = builder
-            .with_projection(mask)
-            .build()
-            .map_err(|e| corrupt(&e))?;
-        // The projected batch keeps the file's column order; put it in `ids` order.
-        let mut sorted = columns.clone();
-        sorted.sort_unstable();
-        let order: Vec<usize> = columns
-            .iter()
-            .map(|c| sorted.binary_search(c).unwrap_or(0))
-            .collect();
-        let mut keys = HashSet::new();
-        for batch in reader {
-            let batch = batch.map_err(|e| corrupt(&e))?;
-            let arrays: Vec<ArrayRef> = order
-                .iter()
-                .zip(&types)
-                .map(|(i, ty)| cast(batch.column(*i), ty))
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|e| corrupt(&e))?;
-            let rows = converter
-                .convert_columns(&arrays)
-                .map_err(|e| corrupt(&e))?;
-            keys.extend(rows.iter().map(|row| Box::<[u8]>::from(row.as_ref())));
-        }
-        Ok(KeySet {
-            ids,
-            converter,
-            keys,
-        })
+        catch_decoder(path, || decode_keys(path, bytes, ids, &types))
     }
+}
+
+/// The key set of an equality delete file's bytes: its `ids` columns, compared as `types`.
+fn decode_keys(path: &str, bytes: Bytes, ids: Vec<i32>, types: &[DataType]) -> Result<KeySet> {
+    let corrupt = |e: &dyn fmt::Display| Error::corrupt(path, e.to_string());
+    let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())
+        .map_err(|e| corrupt(&e))?;
+    let size = bytes.len() as u64;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    check_column_chunks(builder.metadata(), size).map_err(|e| corrupt(&e))?;
+    let columns = key_columns(builder.schema(), &ids).map_err(|e| corrupt(&e))?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), columns.iter().copied());
+    let reader = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| corrupt(&e))?;
+    // The projected batch keeps the file's column order; put it in `ids` order.
+    let mut sorted = columns.clone();
+    sorted.sort_unstable();
+    let order: Vec<usize> = columns
+        .iter()
+        .map(|c| sorted.binary_search(c).unwrap_or(0))
+        .collect();
+    let mut keys = HashSet::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| corrupt(&e))?;
+        let arrays: Vec<ArrayRef> = order
+            .iter()
+            .zip(types)
+            .map(|(i, ty)| cast(batch.column(*i), ty))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| corrupt(&e))?;
+        let rows = converter
+            .convert_columns(&arrays)
+            .map_err(|e| corrupt(&e))?;
+        keys.extend(rows.iter().map(|row| Box::<[u8]>::from(row.as_ref())));
+    }
+    Ok(KeySet {
+        ids,
+        converter,
+        keys,
+    })
+}
+
+/// The top-level column of each field id in `ids`.
+fn key_columns(schema: &ArrowSchema, ids: &[i32]) -> std::result::Result<Vec<usize>, String> {
+    ids.iter()
+        .map(|id| {
+            schema
+                .fields()
+                .iter()
+                .position(|f| {
+                    f.metadata()
+                        .get(FIELD_ID_KEY)
+                        .is_some_and(|v| v.parse::<i32>() == Ok(*id))
+                })
+                .ok_or_else(|| format!("no column with field id {id}"))
+        })
+        .collect()
 }
 
 impl KeySet {

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema};
@@ -21,6 +22,8 @@ use super::puffin::decode_deletion_vector;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::scan::FileScanTask;
+use crate::scan::guard::catch_decoder;
+use crate::scan::reader::check_column_chunks;
 use crate::spec::DataContentType;
 use crate::to_arrow::FIELD_ID_KEY;
 
@@ -102,7 +105,7 @@ async fn read_vector(io: &FileIO, delete: &DeleteFileTask) -> Result<DeletedPosi
         ));
     };
     let blob = io.read_range(path, start..start + len).await?;
-    let bitmap = decode_deletion_vector(&blob, path)?;
+    let bitmap = catch_decoder(path, || decode_deletion_vector(&blob, path))?;
     Ok(HashMap::from([(location_key(io, target), bitmap)]))
 }
 
@@ -115,8 +118,20 @@ async fn read_position_file(
     let path = &delete.file.file_path;
     // The whole file at once: delete files are small, and some writers record wrong sizes.
     let bytes = io.read(path).await?;
-    let corrupt = |e: &dyn std::fmt::Display| Error::corrupt(path.clone(), e.to_string());
+    catch_decoder(path, || decode_position_file(io, path, bytes, keys))
+}
+
+/// The rows of a position delete file's bytes, kept for the data files in `keys`.
+fn decode_position_file(
+    io: &FileIO,
+    path: &str,
+    bytes: Bytes,
+    keys: &HashSet<String>,
+) -> Result<DeletedPositions> {
+    let corrupt = |e: &dyn std::fmt::Display| Error::corrupt(path, e.to_string());
+    let size = bytes.len() as u64;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    check_column_chunks(builder.metadata(), size).map_err(|e| corrupt(&e))?;
     let schema = Arc::clone(builder.schema());
     let file_path = column(&schema, FILE_PATH_FIELD_ID, "file_path")
         .ok_or_else(|| corrupt(&"position delete file without a file_path column"))?;
@@ -129,34 +144,65 @@ async fn read_position_file(
         .with_projection(mask)
         .build()
         .map_err(|e| corrupt(&e))?;
-    let mut deleted = DeletedPositions::new();
-    let mut last: Option<(String, Option<String>)> = None;
+    let mut rows = PositionRows {
+        io,
+        keys,
+        deleted: DeletedPositions::new(),
+        last: None,
+    };
     for batch in reader {
         let batch: RecordBatch = batch.map_err(|e| corrupt(&e))?;
-        let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(|e| corrupt(&e))?;
+        rows.add(&batch, path_column, pos_column)
+            .map_err(|e| corrupt(&e))?;
+    }
+    Ok(rows.deleted)
+}
+
+/// The deleted positions of one position delete file, gathered batch by batch.
+struct PositionRows<'a> {
+    io: &'a FileIO,
+    /// The data files whose positions are kept.
+    keys: &'a HashSet<String>,
+    deleted: DeletedPositions,
+    /// The last `file_path` seen, and its key when it is kept.
+    last: Option<(String, Option<String>)>,
+}
+
+impl PositionRows<'_> {
+    /// Adds the rows of `batch`; the error says what is wrong with them.
+    fn add(
+        &mut self,
+        batch: &RecordBatch,
+        path_column: usize,
+        pos_column: usize,
+    ) -> Result<(), String> {
+        let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(|e| e.to_string())?;
         let positions =
-            cast(batch.column(pos_column), &DataType::Int64).map_err(|e| corrupt(&e))?;
+            cast(batch.column(pos_column), &DataType::Int64).map_err(|e| e.to_string())?;
         let paths = paths.as_string::<i32>();
         let positions = positions.as_primitive::<Int64Type>();
         for row in 0..batch.num_rows() {
             if paths.is_null(row) || positions.is_null(row) {
-                return Err(corrupt(&format!("null file_path or pos in row {row}")));
+                return Err(format!("null file_path or pos in row {row}"));
             }
             let raw = paths.value(row);
             // Rows are sorted by path: resolve each distinct path once.
-            if last.as_ref().is_none_or(|(prev, _)| prev != raw) {
-                let key = location_key(io, raw);
-                last = Some((raw.to_string(), keys.contains(&key).then_some(key)));
+            if self.last.as_ref().is_none_or(|(prev, _)| prev != raw) {
+                let key = location_key(self.io, raw);
+                self.last = Some((raw.to_string(), self.keys.contains(&key).then_some(key)));
             }
-            let Some((_, Some(key))) = &last else {
+            let Some((_, Some(key))) = &self.last else {
                 continue;
             };
             let position = u64::try_from(positions.value(row))
-                .map_err(|_| corrupt(&format!("negative position in row {row}")))?;
-            deleted.entry(key.clone()).or_default().insert(position);
+                .map_err(|_| format!("negative position in row {row}"))?;
+            self.deleted
+                .entry(key.clone())
+                .or_default()
+                .insert(position);
         }
+        Ok(())
     }
-    Ok(deleted)
 }
 
 /// The top-level column with field id `id` (or, in files without ids, named `name`).
