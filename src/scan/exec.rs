@@ -383,7 +383,11 @@ fn adapter_factory(metadata: &TableMetadata, schema: &Schema) -> Result<FieldIdA
         })?;
         defaults.insert(field.name.clone(), literal_to_scalar(Some(&value), ty)?);
     }
-    Ok(FieldIdAdapterFactory::new(name_mapping, defaults))
+    Ok(FieldIdAdapterFactory::new(
+        name_mapping,
+        defaults,
+        metadata.format_version,
+    ))
 }
 
 fn physical_predicate(

@@ -340,6 +340,14 @@ pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
 
 /// A failure while reading `file`, as the error that names it.
 fn in_file(file: &str, error: DataFusionError) -> DataFusionError {
+    let error = match error {
+        // Raised by icefloe (the field-id adapter): add the file where it has none.
+        DataFusionError::External(e) => match e.downcast::<Error>() {
+            Ok(ours) => return ours.in_file(file).into(),
+            Err(other) => DataFusionError::External(other),
+        },
+        other => other,
+    };
     if find::<Error>(&error).is_some() {
         return error; // raised by icefloe, with its own context
     }
@@ -379,7 +387,7 @@ fn find<T: std::error::Error + 'static>(error: &DataFusionError) -> Option<&T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
     use datafusion::datasource::physical_plan::FileScanConfigBuilder;
@@ -389,7 +397,11 @@ mod tests {
     use datafusion::parquet::file::metadata::ParquetMetaDataPushDecoder;
     use datafusion::physical_plan::collect;
     use datafusion::prelude::SessionContext;
+    use std::collections::HashMap;
     use std::path::PathBuf;
+
+    use crate::scan::adapter::FieldIdAdapterFactory;
+    use crate::spec::FormatVersion;
 
     /// Single-byte corruptions of `intact.parquet` on which parquet / arrow 59.3.2 panic, with
     /// the panic (tests/fixtures/corrupt_parquet/README.md).
@@ -444,19 +456,29 @@ mod tests {
         ]))
     }
 
-    /// Scans one file the way icefloe scans data files; the row count.
+    /// Scans one fixture the way icefloe scans data files; the row count.
     async fn scan(path: &std::path::Path) -> DFResult<usize> {
+        let batches = scan_as(path, schema()).await?;
+        Ok(batches.iter().map(|b| b.num_rows()).sum())
+    }
+
+    /// Scans one file as a table of `schema`, as icefloe scans data files (columns by field id).
+    pub(crate) async fn scan_as(
+        path: &std::path::Path,
+        schema: Arc<Schema>,
+    ) -> DFResult<Vec<RecordBatch>> {
         let ctx = SessionContext::new();
         let url = ObjectStoreUrl::local_filesystem();
-        let table_schema = TableSchema::from(schema());
+        let table_schema = TableSchema::from(schema);
         let source = crate::scan::reader::parquet_source(&ctx.state(), &url, table_schema, None)?;
         let size = std::fs::metadata(path)?.len();
         let file = PartitionedFile::new(path.display().to_string(), size);
+        let adapter = FieldIdAdapterFactory::new(None, HashMap::new(), FormatVersion::V2);
         let config = FileScanConfigBuilder::new(url, Arc::new(source))
             .with_file(file)
+            .with_expr_adapter(Some(Arc::new(adapter)))
             .build();
-        let batches = collect(DataSourceExec::from_data_source(config), ctx.task_ctx()).await?;
-        Ok(batches.iter().map(|b| b.num_rows()).sum())
+        collect(DataSourceExec::from_data_source(config), ctx.task_ctx()).await
     }
 
     #[tokio::test]

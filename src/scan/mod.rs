@@ -7,6 +7,7 @@ pub mod cache;
 pub(crate) mod count;
 pub(crate) mod deletes;
 pub(crate) mod exec;
+pub(crate) mod file_types;
 pub(crate) mod guard;
 mod incremental;
 mod manifests;

@@ -52,8 +52,14 @@ pub(crate) fn parquet_source(
     let metadata_cache = state.runtime_env().cache_manager.get_file_metadata_cache();
     let cached = CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache);
     let readers = SizeCheckingReaderFactory::new(Arc::new(cached), store);
+    let mut options = state.table_options().parquet.clone();
+    // INT96 timestamps (Impala, Hive, old Spark) as micros, Iceberg's unit, as Java reads them;
+    // nanos would overflow past 2262 and not be readable as `timestamp` (file_types.rs).
+    if options.global.coerce_int96.is_none() {
+        options.global.coerce_int96 = Some("us".to_string());
+    }
     let mut source = ParquetSource::new(table_schema)
-        .with_table_parquet_options(state.table_options().parquet.clone())
+        .with_table_parquet_options(options)
         .with_parquet_file_reader_factory(Arc::new(readers));
     if let Some(predicate) = predicate {
         source = source.with_predicate(Arc::clone(predicate));
@@ -299,5 +305,47 @@ mod tests {
                 "recorded {recorded}"
             );
         }
+    }
+
+    /// An INT96 timestamp (Impala, Hive) reads as Iceberg's micros: DataFusion would read it
+    /// as nanos, which a `timestamp` column refuses.
+    #[tokio::test]
+    async fn int96_timestamps_read_as_micros() {
+        use datafusion::arrow::array::{Array, TimestampMicrosecondArray};
+        use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+        use datafusion::parquet::data_type::{Int96, Int96Type};
+        use datafusion::parquet::file::properties::WriterProperties;
+        use datafusion::parquet::file::writer::SerializedFileWriter;
+        use datafusion::parquet::schema::parser::parse_message_type;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("int96.parquet");
+        let schema = parse_message_type("message t { optional int96 ts = 1; }").unwrap();
+        let props = Arc::new(WriterProperties::builder().build());
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = SerializedFileWriter::new(file, Arc::new(schema), props).unwrap();
+        let mut group = writer.next_row_group().unwrap();
+        let mut column = group.next_column().unwrap().unwrap();
+        // 2024-01-01T00:00:01: Julian day 2460311, one second (in nanos) into it.
+        let mut value = Int96::new();
+        value.set_data(1_000_000_000, 0, 2_460_311);
+        let typed = column.typed::<Int96Type>();
+        typed.write_batch(&[value], Some(&[1]), None).unwrap();
+        column.close().unwrap();
+        group.close().unwrap();
+        writer.close().unwrap();
+
+        let field = Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true)
+            .with_metadata([(crate::to_arrow::FIELD_ID_KEY.to_string(), "1".to_string())].into());
+        let table = Arc::new(Schema::new(vec![field]));
+        let batches = crate::scan::guard::tests::scan_as(&path, table)
+            .await
+            .unwrap();
+        let column = batches[0].column(0);
+        let micros = column
+            .as_any()
+            .downcast_ref::<TimestampMicrosecondArray>()
+            .unwrap();
+        assert_eq!(micros.value(0), 1_704_067_201_000_000);
     }
 }

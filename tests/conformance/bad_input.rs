@@ -361,3 +361,137 @@ async fn flipped_bytes_that_panicked_parquet_are_corrupt_and_named() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A column whose data file stores it as one type while the table metadata says another.
+struct Retyped {
+    /// The file's Arrow type and values.
+    stored: fn() -> datafusion::arrow::array::ArrayRef,
+    /// The Iceberg type the metadata is then edited to claim.
+    claimed: &'static str,
+    /// What a read answered before the type was checked.
+    answered: &'static str,
+}
+
+const RETYPED: [Retyped; 4] = [
+    Retyped {
+        stored: || Arc::new(datafusion::arrow::array::Int64Array::from(vec![5, 7, 9])),
+        claimed: "boolean",
+        answered: "true for every row",
+    },
+    Retyped {
+        stored: || {
+            Arc::new(datafusion::arrow::array::TimestampMicrosecondArray::from(
+                vec![
+                    1_700_000_000_000_000,
+                    1_700_000_001_000_000,
+                    1_700_000_002_000_000,
+                ],
+            ))
+        },
+        claimed: "timestamp_ns",
+        answered: "the micros converted to nanos silently",
+    },
+    Retyped {
+        stored: || Arc::new(datafusion::arrow::array::Int64Array::from(vec![1, 2, 3])),
+        claimed: "int",
+        answered: "1, 2, 3 cast down silently",
+    },
+    Retyped {
+        stored: || Arc::new(datafusion::arrow::array::Int64Array::from(vec![10, 20, 30])),
+        claimed: "string",
+        answered: "'10', '20', '30' cast silently",
+    },
+];
+
+/// A v3 table written by icefloe with columns `id` (long) and `c` (stored as `values`' type),
+/// whose metadata then says `c` is `claimed`.
+async fn retyped_table(
+    values: datafusion::arrow::array::ArrayRef,
+    claimed: &str,
+) -> tempfile::TempDir {
+    use datafusion::arrow::array::{Int64Array, RecordBatch};
+    use datafusion::arrow::datatypes::{Field, Schema};
+    use icefloe::commit::CommitTarget;
+    use icefloe::spec::FormatVersion;
+    use icefloe::write::{TableCreation, append_batches};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let location = dir.path().to_string_lossy().to_string();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", datafusion::arrow::datatypes::DataType::Int64, true),
+        Field::new("c", values.data_type().clone(), true),
+    ]));
+    let io = icefloe::FileIO::default();
+    TableCreation::from_arrow(Arc::clone(&schema))
+        .with_format_version(FormatVersion::V3)
+        .create_at(&io, &location)
+        .await
+        .expect("create");
+    let ids = Arc::new(Int64Array::from(vec![1, 2, 3]));
+    let batch = RecordBatch::try_new(schema, vec![ids, values]).expect("batch");
+    let target = CommitTarget::Directory {
+        location: &location,
+    };
+    append_batches(&io, target, &[batch], "main")
+        .await
+        .expect("append");
+    let metadata = find(&dir.path().join("metadata"), |n| {
+        n.starts_with("v2.metadata")
+    });
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&metadata).expect("read")).expect("json");
+    for schema in json["schemas"].as_array_mut().expect("schemas") {
+        for field in schema["fields"].as_array_mut().expect("fields") {
+            if field["name"] == "c" {
+                field["type"] = claimed.into();
+            }
+        }
+    }
+    std::fs::write(&metadata, serde_json::to_vec(&json).expect("json")).expect("write");
+    dir
+}
+
+#[tokio::test]
+async fn a_column_stored_as_another_type_is_an_error_naming_it_and_the_file() {
+    let mut failures = Vec::new();
+    for case in &RETYPED {
+        let values = (case.stored)();
+        let stored = values.data_type().clone();
+        let dir = retyped_table(values, case.claimed).await;
+        let what = format!(
+            "{stored} read as {} (answered {})",
+            case.claimed, case.answered
+        );
+        let ctx = SessionContext::new();
+        let location = dir.path().to_string_lossy().to_string();
+        let provider = IcebergTableProvider::open(&ctx, &location, TableOptions::default())
+            .await
+            .expect("open");
+        ctx.register_table("t", Arc::new(provider))
+            .expect("register");
+        // A query that does not read the column still answers.
+        let ids = ctx
+            .sql("SELECT sum(id) FROM t WHERE id > 0")
+            .await
+            .expect("plan");
+        if let Err(e) = ids.collect().await {
+            failures.push(format!("{what}: a query without c failed: {e}"));
+        }
+        let df = ctx.sql("SELECT * FROM t").await.expect("plan");
+        let err = match df.collect().await {
+            Ok(batches) => {
+                let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+                    .map(|t| t.to_string())
+                    .unwrap_or_default();
+                failures.push(format!("{what}: read\n{text}"));
+                continue;
+            }
+            Err(e) => e.to_string(),
+        };
+        let named = err.contains("'c' (field id 2)") && err.contains(".parquet");
+        if !named || !err.contains(case.claimed) {
+            failures.push(format!("{what}: {err}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -34,6 +34,7 @@ use tokio::sync::OnceCell;
 use super::DeleteFileTask;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
+use crate::scan::file_types::check_delete_column;
 use crate::scan::guard::catch_decoder;
 use crate::scan::reader::check_column_chunks;
 use crate::to_arrow::FIELD_ID_KEY;
@@ -146,7 +147,7 @@ fn decode_keys(path: &str, bytes: Bytes, ids: Vec<i32>, types: &[DataType]) -> R
     let size = bytes.len() as u64;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
     check_column_chunks(builder.metadata(), size).map_err(|e| corrupt(&e))?;
-    let columns = key_columns(builder.schema(), &ids).map_err(|e| corrupt(&e))?;
+    let columns = key_columns(builder.schema(), &ids, types).map_err(|e| corrupt(&e))?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), columns.iter().copied());
     let reader = builder
         .with_projection(mask)
@@ -180,11 +181,16 @@ fn decode_keys(path: &str, bytes: Bytes, ids: Vec<i32>, types: &[DataType]) -> R
     })
 }
 
-/// The top-level column of each field id in `ids`.
-fn key_columns(schema: &ArrowSchema, ids: &[i32]) -> std::result::Result<Vec<usize>, String> {
+/// The top-level column of each field id in `ids`, checked to hold it as `types` allow.
+fn key_columns(
+    schema: &ArrowSchema,
+    ids: &[i32],
+    types: &[DataType],
+) -> std::result::Result<Vec<usize>, String> {
     ids.iter()
-        .map(|id| {
-            schema
+        .zip(types)
+        .map(|(id, ty)| {
+            let column = schema
                 .fields()
                 .iter()
                 .position(|f| {
@@ -192,7 +198,9 @@ fn key_columns(schema: &ArrowSchema, ids: &[i32]) -> std::result::Result<Vec<usi
                         .get(FIELD_ID_KEY)
                         .is_some_and(|v| v.parse::<i32>() == Ok(*id))
                 })
-                .ok_or_else(|| format!("no column with field id {id}"))
+                .ok_or_else(|| format!("no column with field id {id}"))?;
+            check_delete_column(schema.field(column), ty, *id)?;
+            Ok(column)
         })
         .collect()
 }
@@ -421,5 +429,51 @@ mod tests {
             .map(|r| keys.contains(r.as_ref()))
             .collect();
         assert_eq!(hits, [true, false, true, false]);
+    }
+
+    /// An equality delete file with one key column, field id 1, holding `keys`.
+    fn delete_file(keys: ArrayRef) -> Bytes {
+        use datafusion::arrow::datatypes::Field;
+        use datafusion::parquet::arrow::ArrowWriter;
+
+        let field = Field::new("id", keys.data_type().clone(), true)
+            .with_metadata([(FIELD_ID_KEY.to_string(), "1".to_string())].into());
+        let schema = Arc::new(ArrowSchema::new(vec![field]));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![keys]).unwrap();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        Bytes::from(buf)
+    }
+
+    #[test]
+    fn keys_stored_as_another_type_are_refused() {
+        let int32 = Arc::new(datafusion::arrow::array::Int32Array::from(vec![5]));
+        let set = decode_keys(
+            "eq.parquet",
+            delete_file(int32),
+            vec![1],
+            &[DataType::Int64],
+        );
+        assert_eq!(
+            set.unwrap().keys.len(),
+            1,
+            "int keys of a long column are promoted"
+        );
+        let strings = Arc::new(StringArray::from(vec!["5"]));
+        let err = decode_keys(
+            "eq.parquet",
+            delete_file(strings),
+            vec![1],
+            &[DataType::Int64],
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            err.contains("eq.parquet") && err.contains("column 'id' (field id 1)"),
+            "{err}"
+        );
     }
 }

@@ -22,6 +22,7 @@ use super::puffin::decode_deletion_vector;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::scan::FileScanTask;
+use crate::scan::file_types::check_delete_column;
 use crate::scan::guard::catch_decoder;
 use crate::scan::reader::check_column_chunks;
 use crate::spec::DataContentType;
@@ -137,6 +138,13 @@ fn decode_position_file(
         .ok_or_else(|| corrupt(&"position delete file without a file_path column"))?;
     let pos = column(&schema, POS_FIELD_ID, "pos")
         .ok_or_else(|| corrupt(&"position delete file without a pos column"))?;
+    let expected = [
+        (file_path, DataType::Utf8, FILE_PATH_FIELD_ID),
+        (pos, DataType::Int64, POS_FIELD_ID),
+    ];
+    for (index, ty, id) in expected {
+        check_delete_column(schema.field(index), &ty, id).map_err(|r| corrupt(&r))?;
+    }
     let mask = ProjectionMask::roots(builder.parquet_schema(), [file_path, pos]);
     // The projection keeps the file's column order, whichever comes first.
     let (path_column, pos_column) = if file_path < pos { (0, 1) } else { (1, 0) };
@@ -316,6 +324,70 @@ mod tests {
         let positions: Vec<u64> = deleted[&location_key(&io, &data)].iter().collect();
         assert_eq!(positions, [3, 7]);
         assert_eq!(deleted.len(), 1, "rows for other data files are not kept");
+    }
+
+    /// Writes a position delete file whose `pos` column holds `positions`; its task.
+    fn delete_file_with_positions(
+        dir: &std::path::Path,
+        data: &str,
+        positions: datafusion::arrow::array::ArrayRef,
+    ) -> DeleteFileTask {
+        use datafusion::arrow::array::StringArray;
+        use datafusion::arrow::datatypes::Field;
+        use datafusion::parquet::arrow::ArrowWriter;
+
+        let with_id = |name: &str, ty: DataType, id: i32| {
+            Field::new(name, ty, false)
+                .with_metadata([(FIELD_ID_KEY.to_string(), id.to_string())].into())
+        };
+        let schema = Arc::new(ArrowSchema::new(vec![
+            with_id("file_path", DataType::Utf8, FILE_PATH_FIELD_ID),
+            with_id("pos", positions.data_type().clone(), POS_FIELD_ID),
+        ]));
+        let paths = Arc::new(StringArray::from(vec![data; positions.len()]));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![paths, positions]).unwrap();
+        let path = dir.join("deletes.parquet");
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let mut file = super::super::index::tests_support::file(path.display().to_string());
+        file.content = DataContentType::PositionDeletes;
+        DeleteFileTask {
+            file,
+            partition_spec_id: 0,
+            data_sequence_number: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn positions_stored_as_another_type_are_refused() {
+        use datafusion::arrow::array::{Float64Array, Int32Array, StringArray};
+
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("d.parquet").display().to_string();
+        let io = FileIO::default();
+        let keys = HashSet::from([location_key(&io, &data)]);
+        // Narrower integers are positions; strings and floats (which casts would turn into
+        // positions) are not.
+        let narrow = Arc::new(Int32Array::from(vec![1, 4]));
+        let delete = delete_file_with_positions(dir.path(), &data, narrow);
+        let deleted = read_position_file(&io, &delete, &keys).await.unwrap();
+        assert_eq!(deleted[&location_key(&io, &data)].len(), 2);
+        for positions in [
+            Arc::new(StringArray::from(vec!["1", "4"])) as _,
+            Arc::new(Float64Array::from(vec![1.0, 4.7])) as _,
+        ] {
+            let delete = delete_file_with_positions(dir.path(), &data, positions);
+            let err = read_position_file(&io, &delete, &keys)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("deletes.parquet") && err.contains("column 'pos'"),
+                "{err}"
+            );
+        }
     }
 
     #[test]
