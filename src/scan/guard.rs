@@ -7,9 +7,12 @@
 //! are about. [`GuardedSource`] wraps DataFusion's `ParquetSource` and each file's morsel
 //! planners, pending I/O and batch streams, so it knows the file whenever one of them fails: a
 //! panic (caught with `catch_unwind`) or a decoder error becomes [`Error::Corrupt`] naming the
-//! file, a store error [`Error::NotFound`] or [`Error::Io`]. Errors icefloe raised itself (the
-//! field-id adapter's) already name the file and pass through. [`catch_decoder`] does the same
-//! for the delete files icefloe decodes itself.
+//! file, a store error [`Error::NotFound`] or [`Error::Io`]. Errors icefloe raised itself pass
+//! through, given the file when they have none (the field-id adapter's type refusals, which do
+//! not know it). [`catch_decoder`] does the same for the delete files icefloe decodes itself.
+//!
+//! The default panic hook still prints a caught panic to stderr; the scan goes on to fail with
+//! the error, it does not abort.
 //!
 //! Catching needs `panic = "unwind"` (the default; the crate's profiles keep it).
 
@@ -507,6 +510,29 @@ pub(crate) mod tests {
             };
             assert!(err.to_string().contains(said), "{name}: {err}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_missing_file_is_not_found_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gone.parquet");
+        std::fs::copy(fixture("intact"), &path).unwrap();
+        let ctx = SessionContext::new();
+        let url = ObjectStoreUrl::local_filesystem();
+        let source =
+            crate::scan::reader::parquet_source(&ctx.state(), &url, schema().into(), None).unwrap();
+        let file = PartitionedFile::new(path.display().to_string(), 905);
+        let config = FileScanConfigBuilder::new(url, Arc::new(source))
+            .with_file(file)
+            .build();
+        std::fs::remove_file(&path).unwrap();
+        let err = collect(DataSourceExec::from_data_source(config), ctx.task_ctx())
+            .await
+            .unwrap_err();
+        let Some(Error::NotFound { what, .. }) = find::<Error>(&err) else {
+            panic!("not NotFound: {err}");
+        };
+        assert!(what.ends_with("gone.parquet"), "{what}");
     }
 
     /// Each fixture reproduces its panic in the pinned parquet crate (the push decoder, which

@@ -159,8 +159,13 @@ impl AsyncFileReader for SizeCheckingReader {
                 return first;
             }
             let location = &retry.file.object_meta.location;
-            let Ok(actual) = retry.store.head(location).await else {
-                return first;
+            let actual = match retry.store.head(location).await {
+                Ok(actual) => actual,
+                // Say so in a form the scan can tell from a broken file (guard.rs).
+                Err(missing @ object_store::Error::NotFound { .. }) => {
+                    return Err(ParquetError::External(Box::new(missing)));
+                }
+                Err(_) => return first,
             };
             if actual.size == size {
                 return first;
