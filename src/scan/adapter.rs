@@ -6,8 +6,10 @@
 //! name (renamed columns keep their data, a dropped-and-re-added name does not pick up the old
 //! column). Files written without field ids get them from the table's name mapping
 //! (`schema.name-mapping.default`). Columns the file lacks read as their v3 `initial-default`,
-//! else NULL. Type promotions (int -> long, float -> double, decimal widening) become casts,
-//! done by DataFusion's default adapter once the names are resolved.
+//! else NULL. Each resolved column's file type must be one the table's type may be read from
+//! ([`check_column`]: the same type in any Parquet representation, or a spec promotion); the
+//! promotions then become casts, done by DataFusion's default adapter once the names are
+//! resolved.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,26 +24,32 @@ use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
-use crate::spec::NameMapping;
+use super::file_types::check_column;
+use crate::error::Error;
+use crate::spec::{FormatVersion, NameMapping};
 use crate::to_arrow::FIELD_ID_KEY;
 
 /// Creates a [`FieldIdAdapter`] per file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct FieldIdAdapterFactory {
     /// For files written without field ids.
     name_mapping: Option<Arc<NameMapping>>,
     /// Values of table columns a file lacks (v3 `initial-default`), by table column name.
     defaults: Arc<HashMap<String, ScalarValue>>,
+    /// The table's format version, which decides the type promotions allowed.
+    format_version: FormatVersion,
 }
 
 impl FieldIdAdapterFactory {
     pub(crate) fn new(
         name_mapping: Option<Arc<NameMapping>>,
         defaults: HashMap<String, ScalarValue>,
+        format_version: FormatVersion,
     ) -> Self {
         Self {
             name_mapping,
             defaults: Arc::new(defaults),
+            format_version,
         }
     }
 
@@ -73,44 +81,69 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
         logical_file_schema: SchemaRef,
         physical_file_schema: SchemaRef,
     ) -> DFResult<Arc<dyn PhysicalExprAdapter>> {
-        let physical_ids = self.physical_ids(&physical_file_schema);
-        // A file with no ids at all and no mapping: fall back to names, as the last resort.
-        let by_name = physical_ids.is_empty();
-        let mut renames = HashMap::new();
-        let mut missing = HashMap::new();
-        let mut resolved_fields = Vec::new();
-        for field in logical_file_schema.fields() {
-            let physical_idx = if by_name {
-                physical_file_schema.index_of(field.name()).ok()
-            } else {
-                field_id(field).and_then(|id| physical_ids.get(&id).copied())
-            };
-            match physical_idx {
-                Some(idx) => {
-                    let physical_name = physical_file_schema.field(idx).name().clone();
-                    resolved_fields.push(field.as_ref().clone().with_name(&physical_name));
-                    renames.insert(field.name().clone(), physical_name);
-                }
-                None => {
-                    let value = match self.defaults.get(field.name()) {
-                        Some(v) => v.clone(),
-                        None => ScalarValue::try_from(field.data_type())?,
-                    };
-                    missing.insert(field.name().clone(), value);
-                }
-            }
-        }
-        let resolved_schema = Arc::new(ArrowSchema::new(resolved_fields));
+        let resolution = self.resolve(&logical_file_schema, &physical_file_schema)?;
+        let resolved_schema = Arc::new(ArrowSchema::new(resolution.fields));
         let inner = DefaultPhysicalExprAdapter::new(
             Arc::clone(&resolved_schema),
             Arc::clone(&physical_file_schema),
         );
         Ok(Arc::new(FieldIdAdapter {
-            renames,
-            missing,
+            renames: resolution.renames,
+            missing: resolution.missing,
+            refused: resolution.refused,
             resolved_schema,
             inner,
         }))
+    }
+}
+
+/// How one file's columns serve the table's.
+#[derive(Default)]
+struct Resolution {
+    /// Table column name -> the file column of the same field id.
+    renames: HashMap<String, String>,
+    /// Table columns the file lacks, with the value they read as.
+    missing: HashMap<String, ScalarValue>,
+    /// Table columns the file stores as a type they cannot be read from, with the reason.
+    refused: HashMap<String, String>,
+    /// The table's columns the file has, named as in the file.
+    fields: Vec<Field>,
+}
+
+impl FieldIdAdapterFactory {
+    fn resolve(&self, logical: &ArrowSchema, physical: &ArrowSchema) -> DFResult<Resolution> {
+        let physical_ids = self.physical_ids(physical);
+        // A file with no ids at all and no mapping: fall back to names, as the last resort.
+        let by_name = physical_ids.is_empty();
+        let mut resolution = Resolution::default();
+        for field in logical.fields() {
+            let physical_idx = if by_name {
+                physical.index_of(field.name()).ok()
+            } else {
+                field_id(field).and_then(|id| physical_ids.get(&id).copied())
+            };
+            let Some(idx) = physical_idx else {
+                let value = match self.defaults.get(field.name()) {
+                    Some(v) => v.clone(),
+                    None => ScalarValue::try_from(field.data_type())?,
+                };
+                resolution.missing.insert(field.name().clone(), value);
+                continue;
+            };
+            let file_field = physical.field(idx);
+            // Refused only when read: a query that does not touch the column still answers.
+            if let Err(reason) = check_column(field, file_field, self.format_version) {
+                resolution.refused.insert(field.name().clone(), reason);
+            }
+            let physical_name = file_field.name().clone();
+            resolution
+                .fields
+                .push(field.as_ref().clone().with_name(&physical_name));
+            resolution
+                .renames
+                .insert(field.name().clone(), physical_name);
+        }
+        Ok(resolution)
     }
 }
 
@@ -120,6 +153,7 @@ impl PhysicalExprAdapterFactory for FieldIdAdapterFactory {
 struct FieldIdAdapter {
     renames: HashMap<String, String>,
     missing: HashMap<String, ScalarValue>,
+    refused: HashMap<String, String>,
     resolved_schema: SchemaRef,
     inner: DefaultPhysicalExprAdapter,
 }
@@ -131,6 +165,9 @@ impl PhysicalExprAdapter for FieldIdAdapter {
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
+                if let Some(reason) = self.refused.get(column.name()) {
+                    return Err(Error::corrupt("", reason.clone()).into());
+                }
                 if let Some(value) = self.missing.get(column.name()) {
                     return Ok(Transformed::yes(lit(value.clone())));
                 }
@@ -188,7 +225,7 @@ mod tests {
         )
         .unwrap();
         let defaults = HashMap::from([("added".to_string(), ScalarValue::Int64(Some(-1)))]);
-        let factory = FieldIdAdapterFactory::new(None, defaults);
+        let factory = FieldIdAdapterFactory::new(None, defaults, FormatVersion::V2);
         let adapter = factory.create(logical, physical).unwrap();
         let id = adapter.rewrite(Arc::new(Column::new("id", 0))).unwrap();
         assert_eq!(eval(id, &batch), vec![Some(1), Some(2)]);
@@ -211,9 +248,46 @@ mod tests {
         .unwrap();
         let mapping =
             NameMapping::parse(r#"[{"field-id": 1, "names": ["id", "record_id"]}]"#).unwrap();
-        let factory = FieldIdAdapterFactory::new(Some(Arc::new(mapping)), HashMap::new());
+        let factory =
+            FieldIdAdapterFactory::new(Some(Arc::new(mapping)), HashMap::new(), FormatVersion::V2);
         let adapter = factory.create(logical, physical).unwrap();
         let id = adapter.rewrite(Arc::new(Column::new("id", 0))).unwrap();
         assert_eq!(eval(id, &batch), vec![Some(5)]);
+    }
+
+    #[test]
+    fn a_file_column_of_another_type_is_refused_when_read() {
+        let logical = Arc::new(ArrowSchema::new(vec![
+            with_id("id", DataType::Int64, 1),
+            with_id("flag", DataType::Boolean, 3),
+        ]));
+        let physical = Arc::new(ArrowSchema::new(vec![
+            with_id("id", DataType::Int64, 1),
+            with_id("flag", DataType::Int64, 3),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&physical),
+            vec![
+                Arc::new(Int64Array::from(vec![4])),
+                Arc::new(Int64Array::from(vec![9])),
+            ],
+        )
+        .unwrap();
+        let factory = FieldIdAdapterFactory::new(None, HashMap::new(), FormatVersion::V2);
+        let adapter = factory.create(logical, physical).unwrap();
+        let id = adapter.rewrite(Arc::new(Column::new("id", 0))).unwrap();
+        assert_eq!(
+            eval(id, &batch),
+            vec![Some(4)],
+            "the other column still reads"
+        );
+        let err = adapter
+            .rewrite(Arc::new(Column::new("flag", 1)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'flag' (field id 3) is stored as Int64"),
+            "{err}"
+        );
     }
 }

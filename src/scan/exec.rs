@@ -11,10 +11,8 @@ use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DFSchema, ScalarValue, Statistics};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::FileSource;
-use datafusion::datasource::physical_plan::parquet::{
-    CachedParquetFileReaderFactory, ParquetRowSelection,
-};
-use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DFResult;
@@ -22,6 +20,7 @@ use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::Expr;
 use datafusion::logical_expr::utils::conjunction;
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::union::UnionExec;
@@ -33,7 +32,7 @@ use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
 use super::deletes::index::resolved_key;
 use super::deletes::positions::{self, surviving_rows};
 use super::plan::{FileScanTask, PlanStats};
-use super::reader::SizeCheckingReaderFactory;
+use super::reader::parquet_source;
 use crate::error::Result;
 use crate::io::FileIO;
 use crate::spec::{DataContentType, Literal, NameMapping, Schema, TableMetadata, Transform, Type};
@@ -123,29 +122,14 @@ pub(crate) async fn build_exec(
     }
     let predicate = conjunction(filters.iter().cloned())
         .and_then(|f| physical_predicate(state, &input.arrow_schema, f));
-    let parquet_options = state.table_options().parquet.clone();
     let target_partitions = state.config_options().execution.target_partitions.max(1);
     let mut plans = Vec::with_capacity(by_store.len());
     for (_, (store_url, files)) in by_store {
-        let store = state.runtime_env().object_store(&store_url)?;
-        let metadata_cache = state.runtime_env().cache_manager.get_file_metadata_cache();
-        let readers = SizeCheckingReaderFactory::new(
-            Arc::new(CachedParquetFileReaderFactory::new(
-                Arc::clone(&store),
-                metadata_cache,
-            )),
-            store,
-        );
         let table_schema = match &equality {
             Some(e) => e.table_schema(),
             None => TableSchema::from(Arc::clone(&file_schema)),
         };
-        let mut source = ParquetSource::new(table_schema)
-            .with_table_parquet_options(parquet_options.clone())
-            .with_parquet_file_reader_factory(Arc::new(readers));
-        if let Some(predicate) = &predicate {
-            source = source.with_predicate(Arc::clone(predicate));
-        }
+        let source = parquet_source(state, &store_url, table_schema, predicate.as_ref())?;
         if plans.is_empty() {
             report_planning(source.metrics(), &input.stats);
         }
@@ -399,14 +383,18 @@ fn adapter_factory(metadata: &TableMetadata, schema: &Schema) -> Result<FieldIdA
         })?;
         defaults.insert(field.name.clone(), literal_to_scalar(Some(&value), ty)?);
     }
-    Ok(FieldIdAdapterFactory::new(name_mapping, defaults))
+    Ok(FieldIdAdapterFactory::new(
+        name_mapping,
+        defaults,
+        metadata.format_version,
+    ))
 }
 
 fn physical_predicate(
     state: &dyn Session,
     schema: &SchemaRef,
     filter: Expr,
-) -> Option<Arc<dyn datafusion::physical_expr::PhysicalExpr>> {
+) -> Option<Arc<dyn PhysicalExpr>> {
     let df_schema = DFSchema::try_from(Arc::clone(schema)).ok()?;
     // A filter DataFusion cannot plan here is still applied above the scan; it just does not
     // prune row groups.

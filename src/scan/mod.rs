@@ -7,11 +7,13 @@ pub mod cache;
 pub(crate) mod count;
 pub(crate) mod deletes;
 pub(crate) mod exec;
+pub(crate) mod file_types;
+pub(crate) mod guard;
 mod incremental;
 mod manifests;
 pub(crate) mod plan;
 mod prune;
-mod reader;
+pub(crate) mod reader;
 
 pub use cache::{CacheStats, ManifestCache};
 pub use deletes::DeleteFileTask;

@@ -12,9 +12,10 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::{cast, filter_record_batch};
-use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type};
+use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema, SchemaRef, UInt32Type};
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Statistics};
@@ -33,6 +34,9 @@ use tokio::sync::OnceCell;
 use super::DeleteFileTask;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
+use crate::scan::file_types::check_delete_column;
+use crate::scan::guard::catch_decoder;
+use crate::scan::reader::check_column_chunks;
 use crate::to_arrow::FIELD_ID_KEY;
 
 /// How many equality delete files are read at once.
@@ -130,57 +134,75 @@ impl EqualityDeletes {
             .map(|id| self.key_types.get(id).cloned())
             .collect::<Option<_>>()
             .ok_or_else(|| corrupt(&format!("equality field ids {ids:?} are not all columns")))?;
-        let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())
-            .map_err(|e| corrupt(&e))?;
         let bytes = self.io.read(path).await?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
-        let schema = Arc::clone(builder.schema());
-        let columns: Vec<usize> = ids
-            .iter()
-            .map(|id| {
-                schema
-                    .fields()
-                    .iter()
-                    .position(|f| {
-                        f.metadata()
-                            .get(FIELD_ID_KEY)
-                            .is_some_and(|v| v.parse::<i32>() == Ok(*id))
-                    })
-                    .ok_or_else(|| corrupt(&format!("no column with field id {id}")))
-            })
-            .collect::<Result<_>>()?;
-        let mask = ProjectionMask::roots(builder.parquet_schema(), columns.iter().copied());
-        let reader = builder
-            .with_projection(mask)
-            .build()
-            .map_err(|e| corrupt(&e))?;
-        // The projected batch keeps the file's column order; put it in `ids` order.
-        let mut sorted = columns.clone();
-        sorted.sort_unstable();
-        let order: Vec<usize> = columns
-            .iter()
-            .map(|c| sorted.binary_search(c).unwrap_or(0))
-            .collect();
-        let mut keys = HashSet::new();
-        for batch in reader {
-            let batch = batch.map_err(|e| corrupt(&e))?;
-            let arrays: Vec<ArrayRef> = order
-                .iter()
-                .zip(&types)
-                .map(|(i, ty)| cast(batch.column(*i), ty))
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|e| corrupt(&e))?;
-            let rows = converter
-                .convert_columns(&arrays)
-                .map_err(|e| corrupt(&e))?;
-            keys.extend(rows.iter().map(|row| Box::<[u8]>::from(row.as_ref())));
-        }
-        Ok(KeySet {
-            ids,
-            converter,
-            keys,
-        })
+        catch_decoder(path, || decode_keys(path, bytes, ids, &types))
     }
+}
+
+/// The key set of an equality delete file's bytes: its `ids` columns, compared as `types`.
+fn decode_keys(path: &str, bytes: Bytes, ids: Vec<i32>, types: &[DataType]) -> Result<KeySet> {
+    let corrupt = |e: &dyn fmt::Display| Error::corrupt(path, e.to_string());
+    let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())
+        .map_err(|e| corrupt(&e))?;
+    let size = bytes.len() as u64;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    check_column_chunks(builder.metadata(), size).map_err(|e| corrupt(&e))?;
+    let columns = key_columns(builder.schema(), &ids, types).map_err(|e| corrupt(&e))?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), columns.iter().copied());
+    let reader = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| corrupt(&e))?;
+    // The projected batch keeps the file's column order; put it in `ids` order.
+    let mut sorted = columns.clone();
+    sorted.sort_unstable();
+    let order: Vec<usize> = columns
+        .iter()
+        .map(|c| sorted.binary_search(c).unwrap_or(0))
+        .collect();
+    let mut keys = HashSet::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| corrupt(&e))?;
+        let arrays: Vec<ArrayRef> = order
+            .iter()
+            .zip(types)
+            .map(|(i, ty)| cast(batch.column(*i), ty))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| corrupt(&e))?;
+        let rows = converter
+            .convert_columns(&arrays)
+            .map_err(|e| corrupt(&e))?;
+        keys.extend(rows.iter().map(|row| Box::<[u8]>::from(row.as_ref())));
+    }
+    Ok(KeySet {
+        ids,
+        converter,
+        keys,
+    })
+}
+
+/// The top-level column of each field id in `ids`, checked to hold it as `types` allow.
+fn key_columns(
+    schema: &ArrowSchema,
+    ids: &[i32],
+    types: &[DataType],
+) -> std::result::Result<Vec<usize>, String> {
+    ids.iter()
+        .zip(types)
+        .map(|(id, ty)| {
+            let column = schema
+                .fields()
+                .iter()
+                .position(|f| {
+                    f.metadata()
+                        .get(FIELD_ID_KEY)
+                        .is_some_and(|v| v.parse::<i32>() == Ok(*id))
+                })
+                .ok_or_else(|| format!("no column with field id {id}"))?;
+            check_delete_column(schema.field(column), ty, *id)?;
+            Ok(column)
+        })
+        .collect()
 }
 
 impl KeySet {
@@ -407,5 +429,51 @@ mod tests {
             .map(|r| keys.contains(r.as_ref()))
             .collect();
         assert_eq!(hits, [true, false, true, false]);
+    }
+
+    /// An equality delete file with one key column, field id 1, holding `keys`.
+    fn delete_file(keys: ArrayRef) -> Bytes {
+        use datafusion::arrow::datatypes::Field;
+        use datafusion::parquet::arrow::ArrowWriter;
+
+        let field = Field::new("id", keys.data_type().clone(), true)
+            .with_metadata([(FIELD_ID_KEY.to_string(), "1".to_string())].into());
+        let schema = Arc::new(ArrowSchema::new(vec![field]));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![keys]).unwrap();
+        let mut buf = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut buf, schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        Bytes::from(buf)
+    }
+
+    #[test]
+    fn keys_stored_as_another_type_are_refused() {
+        let int32 = Arc::new(datafusion::arrow::array::Int32Array::from(vec![5]));
+        let set = decode_keys(
+            "eq.parquet",
+            delete_file(int32),
+            vec![1],
+            &[DataType::Int64],
+        );
+        assert_eq!(
+            set.unwrap().keys.len(),
+            1,
+            "int keys of a long column are promoted"
+        );
+        let strings = Arc::new(StringArray::from(vec!["5"]));
+        let err = decode_keys(
+            "eq.parquet",
+            delete_file(strings),
+            vec![1],
+            &[DataType::Int64],
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            err.contains("eq.parquet") && err.contains("column 'id' (field id 1)"),
+            "{err}"
+        );
     }
 }

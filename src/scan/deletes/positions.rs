@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema};
@@ -21,6 +22,9 @@ use super::puffin::decode_deletion_vector;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::scan::FileScanTask;
+use crate::scan::file_types::check_delete_column;
+use crate::scan::guard::catch_decoder;
+use crate::scan::reader::check_column_chunks;
 use crate::spec::DataContentType;
 use crate::to_arrow::FIELD_ID_KEY;
 
@@ -102,7 +106,7 @@ async fn read_vector(io: &FileIO, delete: &DeleteFileTask) -> Result<DeletedPosi
         ));
     };
     let blob = io.read_range(path, start..start + len).await?;
-    let bitmap = decode_deletion_vector(&blob, path)?;
+    let bitmap = catch_decoder(path, || decode_deletion_vector(&blob, path))?;
     Ok(HashMap::from([(location_key(io, target), bitmap)]))
 }
 
@@ -115,13 +119,32 @@ async fn read_position_file(
     let path = &delete.file.file_path;
     // The whole file at once: delete files are small, and some writers record wrong sizes.
     let bytes = io.read(path).await?;
-    let corrupt = |e: &dyn std::fmt::Display| Error::corrupt(path.clone(), e.to_string());
+    catch_decoder(path, || decode_position_file(io, path, bytes, keys))
+}
+
+/// The rows of a position delete file's bytes, kept for the data files in `keys`.
+fn decode_position_file(
+    io: &FileIO,
+    path: &str,
+    bytes: Bytes,
+    keys: &HashSet<String>,
+) -> Result<DeletedPositions> {
+    let corrupt = |e: &dyn std::fmt::Display| Error::corrupt(path, e.to_string());
+    let size = bytes.len() as u64;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
+    check_column_chunks(builder.metadata(), size).map_err(|e| corrupt(&e))?;
     let schema = Arc::clone(builder.schema());
     let file_path = column(&schema, FILE_PATH_FIELD_ID, "file_path")
         .ok_or_else(|| corrupt(&"position delete file without a file_path column"))?;
     let pos = column(&schema, POS_FIELD_ID, "pos")
         .ok_or_else(|| corrupt(&"position delete file without a pos column"))?;
+    let expected = [
+        (file_path, DataType::Utf8, FILE_PATH_FIELD_ID),
+        (pos, DataType::Int64, POS_FIELD_ID),
+    ];
+    for (index, ty, id) in expected {
+        check_delete_column(schema.field(index), &ty, id).map_err(|r| corrupt(&r))?;
+    }
     let mask = ProjectionMask::roots(builder.parquet_schema(), [file_path, pos]);
     // The projection keeps the file's column order, whichever comes first.
     let (path_column, pos_column) = if file_path < pos { (0, 1) } else { (1, 0) };
@@ -129,34 +152,65 @@ async fn read_position_file(
         .with_projection(mask)
         .build()
         .map_err(|e| corrupt(&e))?;
-    let mut deleted = DeletedPositions::new();
-    let mut last: Option<(String, Option<String>)> = None;
+    let mut rows = PositionRows {
+        io,
+        keys,
+        deleted: DeletedPositions::new(),
+        last: None,
+    };
     for batch in reader {
         let batch: RecordBatch = batch.map_err(|e| corrupt(&e))?;
-        let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(|e| corrupt(&e))?;
+        rows.add(&batch, path_column, pos_column)
+            .map_err(|e| corrupt(&e))?;
+    }
+    Ok(rows.deleted)
+}
+
+/// The deleted positions of one position delete file, gathered batch by batch.
+struct PositionRows<'a> {
+    io: &'a FileIO,
+    /// The data files whose positions are kept.
+    keys: &'a HashSet<String>,
+    deleted: DeletedPositions,
+    /// The last `file_path` seen, and its key when it is kept.
+    last: Option<(String, Option<String>)>,
+}
+
+impl PositionRows<'_> {
+    /// Adds the rows of `batch`; the error says what is wrong with them.
+    fn add(
+        &mut self,
+        batch: &RecordBatch,
+        path_column: usize,
+        pos_column: usize,
+    ) -> Result<(), String> {
+        let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(|e| e.to_string())?;
         let positions =
-            cast(batch.column(pos_column), &DataType::Int64).map_err(|e| corrupt(&e))?;
+            cast(batch.column(pos_column), &DataType::Int64).map_err(|e| e.to_string())?;
         let paths = paths.as_string::<i32>();
         let positions = positions.as_primitive::<Int64Type>();
         for row in 0..batch.num_rows() {
             if paths.is_null(row) || positions.is_null(row) {
-                return Err(corrupt(&format!("null file_path or pos in row {row}")));
+                return Err(format!("null file_path or pos in row {row}"));
             }
             let raw = paths.value(row);
             // Rows are sorted by path: resolve each distinct path once.
-            if last.as_ref().is_none_or(|(prev, _)| prev != raw) {
-                let key = location_key(io, raw);
-                last = Some((raw.to_string(), keys.contains(&key).then_some(key)));
+            if self.last.as_ref().is_none_or(|(prev, _)| prev != raw) {
+                let key = location_key(self.io, raw);
+                self.last = Some((raw.to_string(), self.keys.contains(&key).then_some(key)));
             }
-            let Some((_, Some(key))) = &last else {
+            let Some((_, Some(key))) = &self.last else {
                 continue;
             };
             let position = u64::try_from(positions.value(row))
-                .map_err(|_| corrupt(&format!("negative position in row {row}")))?;
-            deleted.entry(key.clone()).or_default().insert(position);
+                .map_err(|_| format!("negative position in row {row}"))?;
+            self.deleted
+                .entry(key.clone())
+                .or_default()
+                .insert(position);
         }
+        Ok(())
     }
-    Ok(deleted)
 }
 
 /// The top-level column with field id `id` (or, in files without ids, named `name`).
@@ -270,6 +324,70 @@ mod tests {
         let positions: Vec<u64> = deleted[&location_key(&io, &data)].iter().collect();
         assert_eq!(positions, [3, 7]);
         assert_eq!(deleted.len(), 1, "rows for other data files are not kept");
+    }
+
+    /// Writes a position delete file whose `pos` column holds `positions`; its task.
+    fn delete_file_with_positions(
+        dir: &std::path::Path,
+        data: &str,
+        positions: datafusion::arrow::array::ArrayRef,
+    ) -> DeleteFileTask {
+        use datafusion::arrow::array::StringArray;
+        use datafusion::arrow::datatypes::Field;
+        use datafusion::parquet::arrow::ArrowWriter;
+
+        let with_id = |name: &str, ty: DataType, id: i32| {
+            Field::new(name, ty, false)
+                .with_metadata([(FIELD_ID_KEY.to_string(), id.to_string())].into())
+        };
+        let schema = Arc::new(ArrowSchema::new(vec![
+            with_id("file_path", DataType::Utf8, FILE_PATH_FIELD_ID),
+            with_id("pos", positions.data_type().clone(), POS_FIELD_ID),
+        ]));
+        let paths = Arc::new(StringArray::from(vec![data; positions.len()]));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![paths, positions]).unwrap();
+        let path = dir.join("deletes.parquet");
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let mut file = super::super::index::tests_support::file(path.display().to_string());
+        file.content = DataContentType::PositionDeletes;
+        DeleteFileTask {
+            file,
+            partition_spec_id: 0,
+            data_sequence_number: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn positions_stored_as_another_type_are_refused() {
+        use datafusion::arrow::array::{Float64Array, Int32Array, StringArray};
+
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("d.parquet").display().to_string();
+        let io = FileIO::default();
+        let keys = HashSet::from([location_key(&io, &data)]);
+        // Narrower integers are positions; strings and floats (which casts would turn into
+        // positions) are not.
+        let narrow = Arc::new(Int32Array::from(vec![1, 4]));
+        let delete = delete_file_with_positions(dir.path(), &data, narrow);
+        let deleted = read_position_file(&io, &delete, &keys).await.unwrap();
+        assert_eq!(deleted[&location_key(&io, &data)].len(), 2);
+        for positions in [
+            Arc::new(StringArray::from(vec!["1", "4"])) as _,
+            Arc::new(Float64Array::from(vec![1.0, 4.7])) as _,
+        ] {
+            let delete = delete_file_with_positions(dir.path(), &data, positions);
+            let err = read_position_file(&io, &delete, &keys)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("deletes.parquet") && err.contains("column 'pos'"),
+                "{err}"
+            );
+        }
     }
 
     #[test]
