@@ -130,6 +130,21 @@ impl Error {
         }
     }
 
+    /// Says which file names the object a [`Error::NotFound`] or an invalid location
+    /// ([`Error::InvalidArgument`]) is about: a dangling reference is named with where it is.
+    pub fn named_by(self, referrer: &str) -> Self {
+        match self {
+            Self::NotFound { what, source } => Self::NotFound {
+                what: format!("{what} (named by {referrer})"),
+                source,
+            },
+            Self::InvalidArgument(msg) => {
+                Self::InvalidArgument(format!("{msg} (named by {referrer})"))
+            }
+            other => other,
+        }
+    }
+
     /// Re-labels a context-free error (for example one raised by a pure decoder that was handed
     /// bytes) with the path of the file those bytes came from.
     pub fn in_file(self, path: &str) -> Self {

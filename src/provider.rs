@@ -235,11 +235,15 @@ impl IcebergTableProvider {
                 };
                 let snapshot = snapshot(table, id)?;
                 let pruner = Pruner::new(metadata, &self.schema, filter);
-                plan_scan(io, metadata, snapshot, &pruner).await
+                plan_scan(io, metadata, snapshot, &pruner)
+                    .await
+                    .map_err(|e| in_table(e, table))
             }
             ReadKind::Incremental(range) => {
                 let started = std::time::Instant::now();
-                let all = plan_incremental_files(io, metadata, range).await?;
+                let all = plan_incremental_files(io, metadata, range)
+                    .await
+                    .map_err(|e| in_table(e, table))?;
                 let total = all.len();
                 // The same stage-2 pruning as a snapshot scan (exact for identity partitions,
                 // which `supports_filters_pushdown` relies on).
@@ -281,8 +285,9 @@ impl IcebergTableProvider {
             return Ok(None);
         };
         let started = std::time::Instant::now();
-        let manifests =
-            read_manifest_list(table.io(), table.metadata(), snapshot(table, id)?).await?;
+        let manifests = read_manifest_list(table.io(), table.metadata(), snapshot(table, id)?)
+            .await
+            .map_err(|e| in_table(e, table))?;
         let Some((rows, files)) = live_rows_from_list(&manifests) else {
             return Ok(None);
         };
@@ -540,6 +545,9 @@ fn in_table(err: Error, table: &Table) -> Error {
             what: format!("{what} in table {}", table.metadata_location()),
             source,
         },
+        Error::InvalidArgument(msg) => {
+            Error::InvalidArgument(format!("{msg} in table {}", table.metadata_location()))
+        }
         other => other,
     }
 }

@@ -98,7 +98,12 @@ pub(crate) async fn plan_scan(
     // Read in groups, so that only one group's decoded manifests are held besides the cache.
     let mut per_manifest = Vec::new();
     for group in kept.chunks(MANIFEST_GROUP) {
-        let manifests = read_manifests(io, metadata, group).await?;
+        let manifests = read_manifests(io, metadata, group).await.map_err(|e| {
+            match &snapshot.manifest_list {
+                Some(list) => e.named_by(list),
+                None => e.named_by(&format!("snapshot {}", snapshot.snapshot_id)),
+            }
+        })?;
         per_manifest.clear();
         for (manifest_file, manifest) in group.iter().zip(manifests) {
             per_manifest.push((

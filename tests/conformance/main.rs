@@ -7,6 +7,7 @@
 //! the end, listing them all.
 
 mod bad_input;
+mod corruption;
 mod expire;
 mod external;
 mod harness_selftest;
