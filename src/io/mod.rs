@@ -38,6 +38,7 @@ pub struct ResolvedLocation {
 pub struct FileIO {
     runtime: Arc<RuntimeEnv>,
     relocation: Relocation,
+    limits: ReadLimits,
 }
 
 impl Default for FileIO {
@@ -52,6 +53,7 @@ impl FileIO {
         Self {
             runtime,
             relocation,
+            limits: ReadLimits::default(),
         }
     }
 
@@ -154,6 +156,92 @@ impl FileIO {
             .get_range(&r.path, range)
             .await
             .map_err(|e| store_error(location, e))
+    }
+
+    /// This IO with other bounds on the metadata files read whole (see [`ReadLimits`]).
+    pub fn with_read_limits(mut self, limits: ReadLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The bounds in force on the metadata files read whole.
+    pub fn read_limits(&self) -> &ReadLimits {
+        &self.limits
+    }
+
+    /// Reads a whole object of at most `max_bytes`, never more: one ranged request of
+    /// `max_bytes + 1` bytes (the store answers with the object's real size), or, for a
+    /// plain local file, a size check before the file is opened.
+    ///
+    /// Errors: [`Error::NotFound`] naming the location when it is missing; [`Error::Corrupt`]
+    /// naming it when it is larger than `max_bytes` or, locally, not a regular file (a device
+    /// such as `/dev/zero` or a FIFO, which would never end or never open).
+    pub async fn read_bounded(&self, location: &str, max_bytes: u64) -> Result<Bytes> {
+        if let Some(local) = self.local_path(location) {
+            let location = location.to_string();
+            let read = move || Self::read_local_bounded(&local, &location, max_bytes);
+            return match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => runtime.spawn_blocking(read).await.map_err(|e| Error::Io {
+                    path: "a bounded read".into(),
+                    source: Box::new(e),
+                })?,
+                Err(_) => read(),
+            };
+        }
+        let r = self.resolve(location)?;
+        let options = object_store::GetOptions {
+            range: Some(object_store::GetRange::Bounded(
+                0..max_bytes.saturating_add(1),
+            )),
+            ..Default::default()
+        };
+        let got = match r.store.get_opts(&r.path, options).await {
+            Ok(got) => got,
+            Err(e @ object_store::Error::NotFound { .. }) => return Err(store_error(location, e)),
+            // A range of an empty object cannot be served: it is just empty.
+            Err(e) => match r.store.head(&r.path).await {
+                Ok(meta) if meta.size == 0 => return Ok(Bytes::new()),
+                _ => return Err(store_error(location, e)),
+            },
+        };
+        check_size(location, got.meta.size, max_bytes)?;
+        got.bytes().await.map_err(|e| store_error(location, e))
+    }
+
+    /// Reads a whole local file found by [`FileIO::local_path`] of at most `max_bytes`,
+    /// blocking; errors as [`FileIO::read_bounded`]'s.
+    pub fn read_local_bounded(
+        path: &std::path::Path,
+        location: &str,
+        max_bytes: u64,
+    ) -> Result<Bytes> {
+        use std::io::Read;
+        let io_error = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound {
+                what: location.to_string(),
+                source: Some(Box::new(e)),
+            },
+            _ => Error::Io {
+                path: location.to_string(),
+                source: Box::new(e),
+            },
+        };
+        let meta = std::fs::metadata(path).map_err(io_error)?;
+        if !meta.is_file() {
+            return Err(Error::corrupt(
+                location,
+                "is not a regular file (a directory, device or FIFO)",
+            ));
+        }
+        check_size(location, meta.len(), max_bytes)?;
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        let capacity = usize::try_from(meta.len()).unwrap_or(0);
+        let mut bytes = Vec::with_capacity(capacity);
+        file.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io_error)?;
+        check_size(location, bytes.len() as u64, max_bytes)?;
+        Ok(Bytes::from(bytes))
     }
 
     /// The object's metadata (size, modification time).
@@ -309,6 +397,85 @@ fn clean_path(path: &str) -> String {
         out.push('/');
     }
     out
+}
+
+/// Bounds on the metadata files icefloe reads whole into memory, so that a huge, sparse or
+/// endless file (a manifest replaced by `/dev/zero`, a zip bomb in an Avro block, a block of millions of empty records) is a typed
+/// [`Error::Corrupt`] naming it, not an out-of-memory kill. The defaults are far above what
+/// real tables write (Java rolls manifests at 8 MiB, and a metadata file with 2,000 snapshots
+/// is about 1 MiB); raise them with the `with_*` methods for tables that need more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// The largest metadata JSON file, plain or after gunzip: [`DEFAULT_METADATA_BYTES`].
+    pub metadata_bytes: u64,
+    /// The largest manifest list file: [`DEFAULT_AVRO_FILE_BYTES`].
+    pub manifest_list_bytes: u64,
+    /// The largest manifest file: [`DEFAULT_AVRO_FILE_BYTES`]. A manifest must also be the
+    /// `manifest_length` its manifest-list entry records, or hold the entries it counts.
+    pub manifest_bytes: u64,
+    /// How much memory decoding one manifest list or manifest may take: its blocks as they
+    /// inflate, plus its decoded entries counted at their inline size. [`DEFAULT_DECODED_BYTES`].
+    pub decoded_bytes: u64,
+}
+
+/// The default bound on a metadata JSON file: 128 MiB.
+pub const DEFAULT_METADATA_BYTES: u64 = 128 << 20;
+
+/// The default bound on a manifest list or manifest file: 256 MiB.
+pub const DEFAULT_AVRO_FILE_BYTES: u64 = 256 << 20;
+
+/// The default bound on the memory decoding one Avro file takes: 1 GiB.
+pub const DEFAULT_DECODED_BYTES: u64 = 1 << 30;
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self {
+            metadata_bytes: DEFAULT_METADATA_BYTES,
+            manifest_list_bytes: DEFAULT_AVRO_FILE_BYTES,
+            manifest_bytes: DEFAULT_AVRO_FILE_BYTES,
+            decoded_bytes: DEFAULT_DECODED_BYTES,
+        }
+    }
+}
+
+impl ReadLimits {
+    /// With another bound on metadata JSON files.
+    pub fn with_metadata_bytes(mut self, bytes: u64) -> Self {
+        self.metadata_bytes = bytes;
+        self
+    }
+
+    /// With another bound on manifest list files.
+    pub fn with_manifest_list_bytes(mut self, bytes: u64) -> Self {
+        self.manifest_list_bytes = bytes;
+        self
+    }
+
+    /// With another bound on manifest files.
+    pub fn with_manifest_bytes(mut self, bytes: u64) -> Self {
+        self.manifest_bytes = bytes;
+        self
+    }
+
+    /// With another bound on the memory decoding an Avro file takes.
+    pub fn with_decoded_bytes(mut self, bytes: u64) -> Self {
+        self.decoded_bytes = bytes;
+        self
+    }
+}
+
+/// The error for an object of `size` bytes when at most `max_bytes` may be read.
+fn check_size(location: &str, size: u64, max_bytes: u64) -> Result<()> {
+    if size <= max_bytes {
+        return Ok(());
+    }
+    Err(Error::corrupt(
+        location,
+        format!(
+            "is {size} bytes, more than the {max_bytes} icefloe reads of such a file \
+             (a larger bound can be set with FileIO::with_read_limits)"
+        ),
+    ))
 }
 
 /// Maps an object store error to icefloe's, naming the location.
