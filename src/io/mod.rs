@@ -582,3 +582,7 @@ mod tests {
 #[cfg(test)]
 #[path = "object_store_tests.rs"]
 mod object_store_tests;
+
+#[cfg(test)]
+#[path = "bounded_tests.rs"]
+mod bounded_tests;

@@ -335,3 +335,77 @@ async fn a_zip_bomb_manifest_list_is_refused() {
     let path = snapshot.manifest_list.as_deref().unwrap();
     assert_corrupt(&err, path, "Avro block");
 }
+
+/// The limits of the IO apply: a manifest list or manifest larger than allowed, or whose
+/// decoding would take more memory than allowed, is corrupt naming the bound to raise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_read_limits_apply_to_lists_and_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = private_orders(dir.path()).await;
+    let metadata = table.metadata();
+    let snapshot = metadata.current_snapshot().unwrap();
+    let list_path = snapshot.manifest_list.as_deref().unwrap();
+    let strict = |limits: ReadLimits| table.io().clone().with_read_limits(limits);
+    let io = strict(ReadLimits::default().with_manifest_list_bytes(1000));
+    let err = read_manifest_list(&io, metadata, snapshot)
+        .await
+        .unwrap_err();
+    assert_corrupt(&err, list_path, "more than the 1000");
+    let io = strict(ReadLimits::default().with_decoded_bytes(100));
+    let err = read_manifest_list(&io, metadata, snapshot)
+        .await
+        .unwrap_err();
+    assert_corrupt(&err, list_path, "ReadLimits::decoded_bytes");
+    let list = read_manifest_list(table.io(), metadata, snapshot)
+        .await
+        .unwrap();
+    let io = strict(ReadLimits::default().with_manifest_bytes(4000));
+    let err = read_manifests(&io, metadata, &list).await.unwrap_err();
+    assert_corrupt(
+        &err,
+        &list[0].manifest_path,
+        "is 4635 bytes, more than the 4000",
+    );
+    let io = strict(ReadLimits::default().with_decoded_bytes(500));
+    let err = read_manifest(&io, metadata, &list[0]).await.unwrap_err();
+    assert_corrupt(&err, &list[0].manifest_path, "ReadLimits::decoded_bytes");
+}
+
+/// A manifest of another length than its list records is read only when it holds exactly the
+/// entries the list counts (the `duckdb_bigquery` fixture's list records 1986 bytes for a
+/// manifest of 1940).
+#[tokio::test]
+async fn a_manifest_of_another_length_must_hold_the_counted_entries() {
+    let table = orders().await;
+    let list = current_list(&table).await;
+    let manifest = read_manifest(table.io(), table.metadata(), &list[0])
+        .await
+        .unwrap();
+    let size = usize::try_from(list[0].manifest_length).unwrap();
+    for (delta, counts, accepted) in [
+        (0, [None, None, None], true),
+        (46, [Some(1), Some(0), Some(0)], true),
+        (-46, [Some(1), Some(0), Some(0)], true),
+        (46, [None, None, None], false),
+        (46, [Some(2), Some(0), Some(0)], false),
+        (46, [Some(1), None, Some(0)], false),
+    ] {
+        let mut entry = list[0].clone();
+        entry.manifest_length += delta;
+        [
+            entry.added_files_count,
+            entry.existing_files_count,
+            entry.deleted_files_count,
+        ] = counts;
+        assert_eq!(manifest.entries.len(), 1);
+        let checked = check_length(&entry, size, Ok(manifest.clone()));
+        assert_eq!(checked.is_ok(), accepted, "{delta} {counts:?}: {checked:?}");
+        if let Err(e) = checked {
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("the file is {size} bytes")),
+                "{text}"
+            );
+        }
+    }
+}

@@ -261,3 +261,31 @@ fn no_fixture_written_by_another_engine_is_inconsistent() {
         .collect();
     assert!(refused.is_empty(), "{refused:#?}");
 }
+
+/// Issue 14, item 10: gzip metadata inflates within a bound (a zip bomb is refused once the
+/// bound is reached), and plain or gzip files of the bound or less parse.
+#[test]
+fn gzip_metadata_inflates_within_its_bound() {
+    use std::io::Write;
+    let gzip = |bytes: &[u8]| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    };
+    let json = table().to_string();
+    let plain = TableMetadata::parse_file(json.as_bytes(), 0).unwrap();
+    let size = json.len() as u64;
+    assert_eq!(
+        TableMetadata::parse_file(&gzip(json.as_bytes()), size).unwrap(),
+        plain
+    );
+    let err = TableMetadata::parse_file(&gzip(json.as_bytes()), size - 1).unwrap_err();
+    assert!(err.to_string().contains("inflates past"), "{err}");
+    // 64 MiB of spaces gzip to about 64 KB.
+    let mut bomb = json.into_bytes();
+    bomb.extend(std::iter::repeat_n(b' ', 64 << 20));
+    let bomb = gzip(&bomb);
+    assert!(bomb.len() < 200_000, "{}", bomb.len());
+    let err = TableMetadata::parse_file(&bomb, 1 << 20).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+}
