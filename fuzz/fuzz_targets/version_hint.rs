@@ -5,5 +5,8 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    icefloe::fuzzing::check("version hint", icefloe::catalog::file::parse_version_hint(data));
+    icefloe::fuzzing::check(
+        "version hint",
+        icefloe::catalog::file::parse_version_hint(data),
+    );
 });

@@ -188,6 +188,11 @@ impl FileIO {
                 Err(_) => read(),
             };
         }
+        self.read_store_bounded(location, max_bytes).await
+    }
+
+    /// [`FileIO::read_bounded`] through the object store.
+    async fn read_store_bounded(&self, location: &str, max_bytes: u64) -> Result<Bytes> {
         let r = self.resolve(location)?;
         let options = object_store::GetOptions {
             range: Some(object_store::GetRange::Bounded(
@@ -198,11 +203,22 @@ impl FileIO {
         let got = match r.store.get_opts(&r.path, options).await {
             Ok(got) => got,
             Err(e @ object_store::Error::NotFound { .. }) => return Err(store_error(location, e)),
-            // A range of an empty object cannot be served: it is just empty.
-            Err(e) => match r.store.head(&r.path).await {
-                Ok(meta) if meta.size == 0 => return Ok(Bytes::new()),
-                _ => return Err(store_error(location, e)),
-            },
+            // An empty object has no range to serve, and a few stores serve none: the size
+            // comes from a head request, then the whole object is read.
+            Err(e) => {
+                let size = match r.store.head(&r.path).await {
+                    Ok(meta) => meta.size,
+                    Err(_) => return Err(store_error(location, e)),
+                };
+                check_size(location, size, max_bytes)?;
+                if size == 0 {
+                    return Ok(Bytes::new());
+                }
+                r.store
+                    .get(&r.path)
+                    .await
+                    .map_err(|e| store_error(location, e))?
+            }
         };
         check_size(location, got.meta.size, max_bytes)?;
         got.bytes().await.map_err(|e| store_error(location, e))

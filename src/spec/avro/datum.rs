@@ -253,7 +253,7 @@ impl Node {
     }
 
     /// The fewest bytes a value of this type takes (0 or 1 is all that matters here).
-    pub(crate) fn min_width(&self) -> usize {
+    fn min_width(&self) -> usize {
         match self {
             Node::Null | Node::Fixed(0) => 0,
             Node::Record(r) => r

@@ -112,13 +112,7 @@ impl<'b> AvroFile<'b> {
             let records = count_within(count, record_size, &mut budget).map_err(block_error)?;
             codec::inflate(self.codec, data, &mut inflated, budget).map_err(block_error)?;
             budget -= inflated.len() as u64;
-            self.decode_block(&inflated, records, what, &mut convert, &mut out)
-                .map_err(|e| match e {
-                    Error::Corrupt { reason, .. } if reason == TOO_FEW => {
-                        block_error(format!("it holds fewer than its {records} records"))
-                    }
-                    other => other,
-                })?;
+            self.decode_block(&inflated, records, what, &mut convert, &mut out)?;
         }
         Ok(out)
     }
@@ -131,9 +125,6 @@ impl<'b> AvroFile<'b> {
         let data = take(input, size)?;
         if take(input, 16)? != self.sync {
             return Err("sync marker does not match the header's".into());
-        }
-        if count > 0 && self.schema.min_width() > 0 && data.is_empty() {
-            return Err(format!("{count} records in an empty block"));
         }
         Ok((count, data))
     }
@@ -148,15 +139,12 @@ impl<'b> AvroFile<'b> {
         out: &mut Vec<T>,
     ) -> Result<()> {
         let schema = self.schema.as_ref();
-        // Bounded: a record takes a byte or more of a block the budget allowed, or is counted.
+        // Bounded: the budget allowed `count` records.
         out.reserve(usize::try_from(count).unwrap_or(0).min(records.len()));
         // A record schema's fields are decoded into one buffer reused for the block.
         let mut fields = Vec::new();
         for _ in 0..count {
             let index = out.len();
-            if records.is_empty() && schema.min_width() > 0 {
-                return Err(Error::corrupt("", TOO_FEW));
-            }
             let decode_error = |reason: String| {
                 Error::corrupt(
                     "",
@@ -185,9 +173,6 @@ impl<'b> AvroFile<'b> {
         Ok(())
     }
 }
-
-/// The reason [`AvroFile::decode_block`] gives when a block ends before its records do.
-const TOO_FEW: &str = "too few records";
 
 /// The default bound of [`AvroFile::with_max_decoded`]: 1 GiB.
 pub(crate) const DEFAULT_MAX_DECODED_BYTES: u64 = 1 << 30;
