@@ -44,6 +44,8 @@ pub mod cli;
 pub mod commit;
 mod error;
 pub mod expr;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod io;
 pub mod maintenance;
 pub mod manage;

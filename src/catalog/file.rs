@@ -26,10 +26,8 @@
 //! Locations keep the style of the input: a `file:///t` table yields `file:///t/metadata/...`,
 //! a `/t` table yields `/t/metadata/...`.
 
-use std::collections::BTreeMap;
-use std::io::Read;
-
 use bytes::Bytes;
+use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::io::FileIO;
@@ -38,8 +36,8 @@ use crate::spec::TableMetadata;
 /// The names a version hint may have, in the order they are tried.
 pub const VERSION_HINTS: [&str; 2] = ["version-hint.text", "version-hint.txt"];
 
-/// The first two bytes of every gzip stream.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The largest version hint read: a version number or a file name is far shorter.
+const MAX_HINT_BYTES: u64 = 4096;
 
 /// The file-name endings of a `vN` metadata file, plain first.
 const VERSION_SUFFIXES: [&str; 3] = [".metadata.json", ".gz.metadata.json", ".metadata.json.gz"];
@@ -277,26 +275,18 @@ pub fn parse_version_hint(bytes: &[u8]) -> Result<Option<VersionHint>> {
 /// when it is not valid (gzipped) metadata JSON, [`Error::Unsupported`] for a format version
 /// icefloe cannot read.
 pub async fn load_metadata(io: &FileIO, metadata_location: &str) -> Result<TableMetadata> {
-    let bytes = io.read(metadata_location).await.map_err(|e| match e {
-        Error::NotFound { source, .. } => Error::NotFound {
-            what: format!("metadata file {metadata_location}"),
-            source,
-        },
-        other => other,
-    })?;
-    parse_metadata_bytes(metadata_location, &bytes)
-}
-
-/// Parses the bytes of a metadata file, gunzipping them first when they are gzip.
-fn parse_metadata_bytes(path: &str, bytes: &[u8]) -> Result<TableMetadata> {
-    if !bytes.starts_with(&GZIP_MAGIC) {
-        return TableMetadata::parse(bytes).map_err(|e| e.in_file(path));
-    }
-    let mut json = Vec::with_capacity(bytes.len() * 8);
-    flate2::read::MultiGzDecoder::new(bytes)
-        .read_to_end(&mut json)
-        .map_err(|e| Error::corrupt_with(path, "invalid gzip stream", e))?;
-    TableMetadata::parse(&json).map_err(|e| e.in_file(path))
+    let limit = io.read_limits().metadata_bytes;
+    let bytes = io
+        .read_bounded(metadata_location, limit)
+        .await
+        .map_err(|e| match e {
+            Error::NotFound { source, .. } => Error::NotFound {
+                what: format!("metadata file {metadata_location}"),
+                source,
+            },
+            other => other,
+        })?;
+    TableMetadata::parse_file(&bytes, limit).map_err(|e| e.in_file(metadata_location))
 }
 
 /// Whether a location names a metadata file rather than a table directory.
@@ -335,7 +325,7 @@ async fn read_version_hint(
 ) -> Result<Option<(&'static str, String, VersionHint)>> {
     for name in VERSION_HINTS {
         let path = join(metadata_dir, name);
-        let bytes = match io.read(&path).await {
+        let bytes = match io.read_bounded(&path, MAX_HINT_BYTES).await {
             Ok(bytes) => bytes,
             Err(Error::NotFound { .. }) => continue,
             Err(e) => return Err(e),

@@ -4,6 +4,7 @@
 //! Stores come from DataFusion's [`RuntimeEnv`] registry, so any store an application registers
 //! there (`s3://`, `gs://`, ...) is usable by URL; local paths use the local file system.
 
+mod limits;
 mod listing;
 mod lock;
 mod relocation;
@@ -20,12 +21,17 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
+pub use limits::{
+    DEFAULT_AVRO_FILE_BYTES, DEFAULT_DECODED_BYTES, DEFAULT_DELETE_FILE_BYTES,
+    DEFAULT_METADATA_BYTES, ReadLimits,
+};
 pub use listing::{ListedFile, Listing};
 pub use lock::CommitLock;
 pub use relocation::Relocation;
 pub use scope::{GC_ENABLED, KeptReason, TableScope, gc_enabled};
 
 use crate::error::{Error, Result};
+use limits::check_size;
 
 /// Where a location lives: its store, the store's URL and the object path inside it.
 #[derive(Debug, Clone)]
@@ -44,6 +50,7 @@ pub struct ResolvedLocation {
 pub struct FileIO {
     runtime: Arc<RuntimeEnv>,
     relocation: Relocation,
+    limits: ReadLimits,
 }
 
 impl Default for FileIO {
@@ -58,15 +65,16 @@ impl FileIO {
         Self {
             runtime,
             relocation,
+            limits: ReadLimits::default(),
         }
     }
 
     /// This IO with one more relocation rule: paths under `old` are read under `new`.
     pub fn with_rule(&self, old: &str, new: &str) -> Self {
-        Self::new(
-            Arc::clone(&self.runtime),
-            self.relocation.clone().with_rule(old, new),
-        )
+        Self {
+            relocation: self.relocation.clone().with_rule(old, new),
+            ..self.clone()
+        }
     }
 
     /// The relocation rules in force.
@@ -168,6 +176,108 @@ impl FileIO {
             .get_range(&r.path, range)
             .await
             .map_err(|e| store_error(location, e))
+    }
+
+    /// This IO with other bounds on the metadata files read whole (see [`ReadLimits`]).
+    pub fn with_read_limits(mut self, limits: ReadLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The bounds in force on the metadata files read whole.
+    pub fn read_limits(&self) -> &ReadLimits {
+        &self.limits
+    }
+
+    /// Reads a whole object of at most `max_bytes`, never more: one ranged request of
+    /// `max_bytes + 1` bytes (the store answers with the object's real size), or, for a
+    /// plain local file, a size check before the file is opened.
+    ///
+    /// Errors: [`Error::NotFound`] naming the location when it is missing; [`Error::Corrupt`]
+    /// naming it when it is larger than `max_bytes` or, locally, not a regular file (a device
+    /// such as `/dev/zero` or a FIFO, which would never end or never open).
+    pub async fn read_bounded(&self, location: &str, max_bytes: u64) -> Result<Bytes> {
+        if let Some(local) = self.local_path(location) {
+            let location = location.to_string();
+            let read = move || Self::read_local_bounded(&local, &location, max_bytes);
+            return match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => runtime.spawn_blocking(read).await.map_err(|e| Error::Io {
+                    path: "a bounded read".into(),
+                    source: Box::new(e),
+                })?,
+                Err(_) => read(),
+            };
+        }
+        self.read_store_bounded(location, max_bytes).await
+    }
+
+    /// [`FileIO::read_bounded`] through the object store.
+    async fn read_store_bounded(&self, location: &str, max_bytes: u64) -> Result<Bytes> {
+        let r = self.resolve(location)?;
+        let options = object_store::GetOptions {
+            range: Some(object_store::GetRange::Bounded(
+                0..max_bytes.saturating_add(1),
+            )),
+            ..Default::default()
+        };
+        let got = match r.store.get_opts(&r.path, options).await {
+            Ok(got) => got,
+            Err(e @ object_store::Error::NotFound { .. }) => return Err(store_error(location, e)),
+            // An empty object has no range to serve, and a few stores serve none: the size
+            // comes from a head request, then the whole object is read.
+            Err(e) => {
+                let size = match r.store.head(&r.path).await {
+                    Ok(meta) => meta.size,
+                    Err(_) => return Err(store_error(location, e)),
+                };
+                check_size(location, size, max_bytes)?;
+                if size == 0 {
+                    return Ok(Bytes::new());
+                }
+                r.store
+                    .get(&r.path)
+                    .await
+                    .map_err(|e| store_error(location, e))?
+            }
+        };
+        check_size(location, got.meta.size, max_bytes)?;
+        got.bytes().await.map_err(|e| store_error(location, e))
+    }
+
+    /// Reads a whole local file found by [`FileIO::local_path`] of at most `max_bytes`,
+    /// blocking; errors as [`FileIO::read_bounded`]'s.
+    pub fn read_local_bounded(
+        path: &std::path::Path,
+        location: &str,
+        max_bytes: u64,
+    ) -> Result<Bytes> {
+        use std::io::Read;
+        let io_error = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound {
+                what: location.to_string(),
+                source: Some(Box::new(e)),
+            },
+            _ => Error::Io {
+                path: location.to_string(),
+                source: Box::new(e),
+            },
+        };
+        let meta = std::fs::metadata(path).map_err(io_error)?;
+        if !meta.is_file() {
+            return Err(Error::corrupt(
+                location,
+                "is not a regular file (a directory, device or FIFO)",
+            ));
+        }
+        check_size(location, meta.len(), max_bytes)?;
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        let capacity = usize::try_from(meta.len()).unwrap_or(0);
+        let mut bytes = Vec::with_capacity(capacity);
+        file.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io_error)?;
+        check_size(location, bytes.len() as u64, max_bytes)?;
+        Ok(Bytes::from(bytes))
     }
 
     /// The object's metadata (size, modification time).
@@ -459,3 +569,7 @@ mod tests {
 #[cfg(test)]
 #[path = "object_store_tests.rs"]
 mod object_store_tests;
+
+#[cfg(test)]
+#[path = "bounded_tests.rs"]
+mod bounded_tests;

@@ -11,11 +11,13 @@ use super::deletes::index::location_key;
 use super::plan::MANIFEST_CONCURRENCY;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
+use crate::io::ReadLimits;
 use crate::spec::manifest::parse_manifest_metadata;
-use crate::spec::manifest_list::parse_manifest_list;
+use crate::spec::manifest::parse_manifest_within;
+use crate::spec::manifest_list::parse_manifest_list_within;
 use crate::spec::{
-    Manifest, ManifestContent, ManifestFile, PartitionSpec, Snapshot, StructType, TableMetadata,
-    manifest::parse_manifest,
+    Manifest, ManifestContent, ManifestFile, ManifestStatus, PartitionSpec, Snapshot, StructType,
+    TableMetadata,
 };
 
 /// The manifests of a snapshot: its manifest list, or for old v1 snapshots the embedded
@@ -36,9 +38,14 @@ pub async fn read_manifest_list(
         if let Some(Cached::List(cached)) = cache.get(&key) {
             return Ok(cached);
         }
-        let bytes = io.read(list).await.map_err(|e| in_snapshot(e, snapshot))?;
+        let limits = io.read_limits();
+        let bytes = io
+            .read_bounded(list, limits.manifest_list_bytes)
+            .await
+            .map_err(|e| in_snapshot(e, snapshot))?;
         let parsed = Arc::new(
-            parse_manifest_list(&bytes, metadata.format_version).map_err(|e| e.in_file(list))?,
+            parse_manifest_list_within(&bytes, metadata.format_version, limits.decoded_bytes)
+                .map_err(|e| e.in_file(list))?,
         );
         cache.insert(key, Cached::List(Arc::clone(&parsed)));
         return Ok(parsed);
@@ -51,7 +58,10 @@ pub async fn read_manifest_list(
     };
     let mut manifests = Vec::with_capacity(paths.len());
     for path in paths {
-        let bytes = io.read(path).await.map_err(|e| in_snapshot(e, snapshot))?;
+        let bytes = io
+            .read_bounded(path, io.read_limits().manifest_bytes)
+            .await
+            .map_err(|e| in_snapshot(e, snapshot))?;
         let header = parse_manifest_metadata(&bytes).map_err(|e| e.in_file(path))?;
         manifests.push(ManifestFile::new(
             path.clone(),
@@ -112,8 +122,11 @@ pub(crate) async fn read_manifests(
         }
     }
     let all_local = misses.iter().all(|m| m.local.is_some());
+    let limits = *io.read_limits();
     let decoded: Vec<(Miss, Manifest)> = match tokio::runtime::Handle::try_current() {
-        Ok(runtime) if all_local && misses.len() > 1 => read_local(&runtime, misses).await?,
+        Ok(runtime) if all_local && misses.len() > 1 => {
+            read_local(&runtime, misses, limits).await?
+        }
         _ => {
             stream::iter(misses)
                 .map(|miss| async move {
@@ -154,6 +167,7 @@ struct Miss {
 async fn read_local(
     runtime: &tokio::runtime::Handle,
     misses: Vec<Miss>,
+    limits: ReadLimits,
 ) -> Result<Vec<(Miss, Manifest)>> {
     let tasks = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -171,9 +185,15 @@ async fn read_local(
                     .map(|miss| {
                         let path = &miss.manifest.manifest_path;
                         let local = miss.local.as_deref().unwrap_or(std::path::Path::new(""));
-                        let parsed = FileIO::read_local(local, path)
+                        let parsed = FileIO::read_local_bounded(local, path, limits.manifest_bytes)
                             .and_then(|bytes| {
-                                parse_manifest(&bytes, &miss.manifest, &miss.partition_type)
+                                let parsed = parse_manifest_within(
+                                    &bytes,
+                                    &miss.manifest,
+                                    &miss.partition_type,
+                                    limits.decoded_bytes,
+                                );
+                                check_length(&miss.manifest, bytes.len(), parsed)
                             })
                             .map_err(|e| e.in_file(path))?;
                         Ok((miss, parsed))
@@ -229,41 +249,101 @@ fn decoding_inputs(
     Ok((key, partition_type))
 }
 
-/// Reads and decodes a manifest. The read asks for the `manifest_length` bytes the list
-/// recorded (one request; a local store then opens and reads the file in one blocking call,
-/// where a plain `get` takes two); when that read fails or does not decode, the whole object
-/// is read and decoded instead, so a wrong recorded length costs time, never correctness.
-/// Decoding runs as its own task, so manifests decode on every core.
+/// Reads and decodes a manifest, within the IO's [`ReadLimits`], and checks it against the
+/// `manifest_length` its list entry records (see [`check_length`]). Decoding runs as its own
+/// task, so manifests decode on every core.
 async fn fetch_and_parse(
     io: &FileIO,
     manifest: &ManifestFile,
     partition_type: StructType,
 ) -> Result<Manifest> {
-    let path = &manifest.manifest_path;
-    let recorded = u64::try_from(manifest.manifest_length).unwrap_or(0);
-    let partition_type = Arc::new(partition_type);
-    if recorded > 0
-        && let Ok(bytes) = io.read_range(path, 0..recorded).await
-        && let Ok(parsed) = decode(bytes, manifest, &partition_type).await
-    {
-        return Ok(parsed);
-    }
-    decode(io.read(path).await?, manifest, &partition_type).await
+    let limits = io.read_limits();
+    let bytes = io
+        .read_bounded(&manifest.manifest_path, limits.manifest_bytes)
+        .await?;
+    let size = bytes.len();
+    let parsed = decode(
+        bytes,
+        manifest,
+        &Arc::new(partition_type),
+        limits.decoded_bytes,
+    )
+    .await;
+    check_length(manifest, size, parsed)
 }
 
-/// [`parse_manifest`] as a task of the current Tokio runtime (inline outside one).
+/// A manifest read in full is checked against the `manifest_length` (field 501) its list
+/// entry records. The same length: the decoded manifest. Another length means the file was
+/// cut short or replaced, or that its writer recorded a wrong length (rewrites that shorten
+/// paths do: see the `duckdb_bigquery` fixture); so it is accepted only when it decodes and
+/// holds exactly the ADDED, EXISTING and DELETED entries the list counts (fields 504-506),
+/// and is [`Error::Corrupt`] naming both lengths otherwise (also when the list has no counts
+/// to check, or records no length).
+fn check_length(
+    manifest: &ManifestFile,
+    size: usize,
+    parsed: Result<Manifest>,
+) -> Result<Manifest> {
+    let recorded = manifest.manifest_length;
+    if i64::try_from(size).is_ok_and(|size| size == recorded) {
+        return parsed;
+    }
+    let lengths = format!("the file is {size} bytes, its manifest list records {recorded}");
+    let parsed = parsed.map_err(|e| match e {
+        Error::Corrupt {
+            path,
+            reason,
+            source,
+        } => Error::Corrupt {
+            path,
+            reason: format!("{reason} ({lengths}: cut short or replaced?)"),
+            source,
+        },
+        other => other,
+    })?;
+    let counted = [
+        manifest.added_files_count,
+        manifest.existing_files_count,
+        manifest.deleted_files_count,
+    ];
+    let held = [
+        ManifestStatus::Added,
+        ManifestStatus::Existing,
+        ManifestStatus::Deleted,
+    ]
+    .map(|status| parsed.entries.iter().filter(|e| e.status == status).count());
+    let agree = counted
+        .iter()
+        .zip(held)
+        .all(|(c, h)| c.is_some_and(|c| usize::try_from(c).is_ok_and(|c| c == h)));
+    if agree {
+        return Ok(parsed);
+    }
+    Err(Error::corrupt(
+        "",
+        format!(
+            "{lengths}, and its entries (added, existing, deleted) are {held:?} where the list \
+             counts {counted:?}: it was cut short or replaced"
+        ),
+    ))
+}
+
+/// [`parse_manifest_within`] as a task of the current Tokio runtime (inline outside one).
 async fn decode(
     bytes: Bytes,
     manifest: &ManifestFile,
     partition_type: &Arc<StructType>,
+    max_decoded: u64,
 ) -> Result<Manifest> {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return parse_manifest(&bytes, manifest, partition_type);
+        return parse_manifest_within(&bytes, manifest, partition_type, max_decoded);
     };
     let (manifest, partition_type) = (manifest.clone(), Arc::clone(partition_type));
     let path = manifest.manifest_path.clone();
     match runtime
-        .spawn(async move { parse_manifest(&bytes, &manifest, &partition_type) })
+        .spawn(
+            async move { parse_manifest_within(&bytes, &manifest, &partition_type, max_decoded) },
+        )
         .await
     {
         Ok(parsed) => parsed,

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
-use super::avro::{AvroFile, Datum, Field, Record};
+use super::avro::{AvroFile, DEFAULT_MAX_DECODED_BYTES, Datum, Field, Record};
 use super::manifest_list::{ManifestContent, ManifestFile};
 use super::types::{PrimitiveType, StructType};
 use super::values::Literal;
@@ -284,7 +284,24 @@ pub fn parse_manifest(
     manifest_file: &ManifestFile,
     partition_type: &StructType,
 ) -> Result<Manifest> {
-    let file = AvroFile::open(bytes)?;
+    parse_manifest_within(
+        bytes,
+        manifest_file,
+        partition_type,
+        DEFAULT_MAX_DECODED_BYTES,
+    )
+}
+
+/// [`parse_manifest`] within a memory bound: the manifest's inflated blocks and decoded
+/// entries may take at most `max_decoded_bytes` (`ReadLimits::decoded_bytes`); past it the
+/// manifest is [`crate::Error::Corrupt`].
+pub fn parse_manifest_within(
+    bytes: &[u8],
+    manifest_file: &ManifestFile,
+    partition_type: &StructType,
+    max_decoded_bytes: u64,
+) -> Result<Manifest> {
+    let file = AvroFile::open(bytes)?.with_max_decoded(max_decoded_bytes);
     let metadata = ManifestMetadata::from_avro(file.metadata())?;
     let inherit = Inherit {
         snapshot_id: manifest_file.added_snapshot_id,

@@ -4,7 +4,7 @@
 //! Java writers name some fields differently from the spec (`added_data_files_count` for 504,
 //! ...): every field is found by name, else by its `field-id` attribute.
 
-use super::avro::{AvroFile, Field, Record};
+use super::avro::{AvroFile, DEFAULT_MAX_DECODED_BYTES, Field, Record};
 use super::metadata::FormatVersion;
 use crate::error::{Error, Result};
 
@@ -109,7 +109,20 @@ pub fn parse_manifest_list(
     bytes: &[u8],
     format_version: FormatVersion,
 ) -> Result<Vec<ManifestFile>> {
-    AvroFile::open(bytes)?.map_records("manifest_file", |r| manifest_file(&r, format_version))
+    parse_manifest_list_within(bytes, format_version, DEFAULT_MAX_DECODED_BYTES)
+}
+
+/// [`parse_manifest_list`] within a memory bound: the list's inflated blocks and decoded
+/// entries may take at most `max_decoded_bytes` (`ReadLimits::decoded_bytes`); past it the
+/// list is [`crate::Error::Corrupt`].
+pub fn parse_manifest_list_within(
+    bytes: &[u8],
+    format_version: FormatVersion,
+    max_decoded_bytes: u64,
+) -> Result<Vec<ManifestFile>> {
+    AvroFile::open(bytes)?
+        .with_max_decoded(max_decoded_bytes)
+        .map_records("manifest_file", |r| manifest_file(&r, format_version))
 }
 
 fn manifest_file(r: &Record<'_>, format_version: FormatVersion) -> Result<ManifestFile> {

@@ -13,6 +13,9 @@ mod read;
 #[cfg(test)]
 mod tests;
 pub mod update;
+mod validate;
+#[cfg(test)]
+mod validate_tests;
 mod write;
 
 use std::collections::BTreeMap;
@@ -148,10 +151,49 @@ impl TableMetadata {
     /// required fields are [`crate::Error::Corrupt`] with an empty path (the caller adds it
     /// with [`crate::Error::in_file`]).
     ///
-    /// Parsing also checks that the current schema and the current snapshot exist, and adds
-    /// the implicit `main` branch when the table has a current snapshot but no `main` ref.
+    /// Parsing adds the implicit `main` branch when the table has a current snapshot but no
+    /// `main` ref, and refuses inconsistent metadata (see [`TableMetadata::validate`]).
     pub fn parse(bytes: &[u8]) -> Result<Self> {
         read::parse(bytes)
+    }
+
+    /// Checks the rules that tie the fields together, as Java's `TableMetadata` does when it
+    /// reads a file: snapshot, schema, partition spec and sort order ids are unique; the
+    /// current schema, default spec, default sort order (unless unsorted, 0), current snapshot
+    /// and every ref's snapshot exist; the `main` branch is the current snapshot (both set,
+    /// and equal, or both unset); no schema or partition spec uses an id above
+    /// `last-column-id` / `last-partition-id`; no snapshot's sequence number is above
+    /// `last-sequence-number`.
+    ///
+    /// Errors: [`crate::Error::Corrupt`] with an empty path, saying which rule is broken.
+    pub fn validate(&self) -> Result<()> {
+        validate::validate(self)
+    }
+
+    /// Parses a metadata file's bytes as stored: plain JSON, or gzip (by its magic bytes,
+    /// whatever the file's name), inflated to at most `max_json_bytes` (`ReadLimits::
+    /// metadata_bytes`). Errors as [`TableMetadata::parse`]'s, and [`crate::Error::Corrupt`]
+    /// for a broken gzip stream or JSON past the bound.
+    pub fn parse_file(bytes: &[u8], max_json_bytes: u64) -> Result<Self> {
+        use std::io::Read;
+        if !bytes.starts_with(&[0x1f, 0x8b]) {
+            return Self::parse(bytes);
+        }
+        let mut json = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes)
+            .take(max_json_bytes.saturating_add(1))
+            .read_to_end(&mut json)
+            .map_err(|e| Error::corrupt_with("", "invalid gzip stream", e))?;
+        if json.len() as u64 > max_json_bytes {
+            return Err(Error::corrupt(
+                "",
+                format!(
+                    "the gzip stream inflates past {max_json_bytes} bytes \
+                     (ReadLimits::metadata_bytes)"
+                ),
+            ));
+        }
+        Self::parse(&json)
     }
 
     /// The JSON form, as the spec lays it out for this format version.

@@ -1,7 +1,7 @@
 //! The Iceberg table spec as Rust types: pure and synchronous, bytes in and out, no IO and no
 //! DataFusion. One module per spec section.
 
-mod avro;
+pub(crate) mod avro;
 pub mod manifest;
 pub mod manifest_list;
 pub mod manifest_writer;

@@ -495,3 +495,38 @@ async fn a_column_stored_as_another_type_is_an_error_naming_it_and_the_file() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A position delete file (and an equality delete file) that is a sparse file of 8 GiB: delete
+/// files are read whole, within `ReadLimits::delete_file_bytes`, so a typed error naming it at
+/// once, never 8 GiB in memory.
+#[tokio::test]
+async fn a_huge_delete_file_is_corrupt_at_once() {
+    for (table, written_at, file) in [
+        (
+            "external/impala_v2_delete_positional",
+            "/test-warehouse/iceberg_test/hadoop_catalog/ice/iceberg_v2_delete_positional",
+            "data/00191-4-6e780302-527b-4911-8c6e-88d416adac57-00001.parquet",
+        ),
+        (
+            "external/impala_v2_delete_equality",
+            "/test-warehouse/iceberg_test/hadoop_catalog/ice/iceberg_v2_delete_equality",
+            "data/00000-0-931d6d35-d95e-468f-a7d9-d64f7a7b5282-00002.parquet",
+        ),
+    ] {
+        let dir = copy_fixture(table);
+        let delete = dir.path().join(file);
+        let huge = std::fs::File::options()
+            .write(true)
+            .open(&delete)
+            .expect("open");
+        huge.set_len(8 << 30).expect("sparse 8 GiB");
+        let started = std::time::Instant::now();
+        let path = corrupt_file(dir.path(), written_at).await;
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{table}"
+        );
+        let path = path.unwrap_or_else(|e| panic!("{table}: {e}"));
+        assert!(path.ends_with(file), "{table}: {path}");
+    }
+}

@@ -134,7 +134,8 @@ impl EqualityDeletes {
             .map(|id| self.key_types.get(id).cloned())
             .collect::<Option<_>>()
             .ok_or_else(|| corrupt(&format!("equality field ids {ids:?} are not all columns")))?;
-        let bytes = self.io.read(path).await?;
+        let limit = self.io.read_limits().delete_file_bytes;
+        let bytes = self.io.read_bounded(path, limit).await?;
         catch_decoder(path, || decode_keys(path, bytes, ids, &types))
     }
 }

@@ -118,7 +118,9 @@ async fn read_position_file(
 ) -> Result<DeletedPositions> {
     let path = &delete.file.file_path;
     // The whole file at once: delete files are small, and some writers record wrong sizes.
-    let bytes = io.read(path).await?;
+    let bytes = io
+        .read_bounded(path, io.read_limits().delete_file_bytes)
+        .await?;
     catch_decoder(path, || decode_position_file(io, path, bytes, keys))
 }
 

@@ -8,6 +8,7 @@
 //! schema, compiled once per distinct schema text. Decoders here are pure: their errors are
 //! [`Error::Corrupt`] with an empty path.
 
+mod codec;
 mod datum;
 
 use std::collections::HashMap;
@@ -33,6 +34,8 @@ pub(crate) struct AvroFile<'b> {
     sync: [u8; 16],
     /// The blocks, after the header.
     blocks: &'b [u8],
+    /// See [`AvroFile::with_max_decoded`].
+    max_decoded: u64,
 }
 
 impl<'b> AvroFile<'b> {
@@ -66,6 +69,7 @@ impl<'b> AvroFile<'b> {
             codec,
             sync,
             blocks: input,
+            max_decoded: DEFAULT_MAX_DECODED_BYTES,
         })
     }
 
@@ -74,77 +78,120 @@ impl<'b> AvroFile<'b> {
         &self.metadata
     }
 
+    /// The same file, decoded within another memory bound: its blocks inflated and its
+    /// records decoded (each counted at its inline size) may take at most `max_bytes` in
+    /// all. [`AvroFile::open`] sets [`DEFAULT_MAX_DECODED_BYTES`].
+    pub(crate) fn with_max_decoded(mut self, max_bytes: u64) -> Self {
+        self.max_decoded = max_bytes;
+        self
+    }
+
     /// Decodes every record and converts it with `convert`, in file order. `what` names the
     /// record (`manifest_entry`) in error messages.
+    ///
+    /// Blocks are inflated one at a time into one reused buffer; the bytes they inflate to
+    /// and the records decoded from them are counted against the bound of
+    /// [`AvroFile::with_max_decoded`], so no input makes decoding take more memory than that.
     pub(crate) fn map_records<T>(
         self,
         what: &'static str,
         mut convert: impl FnMut(Record<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
-        let schema = self.schema.as_ref();
+        let record_size = std::mem::size_of::<T>().max(1) as u64;
+        let mut budget = self.max_decoded;
         let mut out = Vec::new();
         let mut input = self.blocks;
-        let mut decompressed = Vec::new();
+        let mut inflated = Vec::new();
         while !input.is_empty() {
-            let block = out.len();
+            let first = out.len();
             let block_error = |reason: String| {
-                Error::corrupt("", format!("Avro block after record {block}: {reason}"))
+                Error::corrupt("", format!("Avro block after record {first}: {reason}"))
             };
-            let count = read_len(&mut input).map_err(block_error)?;
-            let size = read_len(&mut input).map_err(block_error)?;
-            let data = take(&mut input, size).map_err(block_error)?;
-            if take(&mut input, 16).map_err(block_error)? != self.sync {
-                return Err(block_error(
-                    "sync marker does not match the header's".into(),
-                ));
-            }
-            let mut records = match self.codec {
-                Codec::Null => data,
-                codec => {
-                    decompressed.clear();
-                    decompressed.extend_from_slice(data);
-                    codec.decompress(&mut decompressed).map_err(|e| {
-                        Error::corrupt_with(
-                            "",
-                            format!("cannot decompress the Avro block after record {block}"),
-                            e,
-                        )
-                    })?;
-                    decompressed.as_slice()
-                }
-            };
-            out.reserve(count.min(records.len()));
-            // A record schema's fields are decoded into one buffer reused for the block.
-            let mut fields = Vec::new();
-            for _ in 0..count {
-                let index = out.len();
-                let decode_error = |reason: String| {
-                    Error::corrupt(
-                        "",
-                        format!("cannot decode Avro record {index} ({what}): {reason}"),
-                    )
-                };
-                let value;
-                let record = match schema {
-                    Node::Record(node) => {
-                        fields.clear();
-                        node.decode_into(&mut records, &mut fields)
-                            .map_err(decode_error)?;
-                        Ok(Record::of_fields(node, &fields, what))
-                    }
-                    other => {
-                        value = other.decode(&mut records).map_err(decode_error)?;
-                        Record::new(&value, what)
-                    }
-                };
-                out.push(
-                    record
-                        .and_then(&mut convert)
-                        .map_err(|e| at_record(e, index))?,
-                );
-            }
+            let (count, data) = self.next_block(&mut input).map_err(block_error)?;
+            // The records are counted first: a block claiming millions is refused unread.
+            let records = count_within(count, record_size, &mut budget).map_err(block_error)?;
+            codec::inflate(self.codec, data, &mut inflated, budget).map_err(block_error)?;
+            budget -= inflated.len() as u64;
+            self.decode_block(&inflated, records, what, &mut convert, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// The record count and the (still compressed) bytes of the next block; checks the sync
+    /// marker that ends it.
+    fn next_block<'i>(&self, input: &mut &'i [u8]) -> std::result::Result<(u64, &'i [u8]), String> {
+        let count = read_len(input)? as u64;
+        let size = read_len(input)?;
+        let data = take(input, size)?;
+        if take(input, 16)? != self.sync {
+            return Err("sync marker does not match the header's".into());
+        }
+        Ok((count, data))
+    }
+
+    /// Decodes `count` records from an inflated block, appending what `convert` makes of them.
+    fn decode_block<'s, T>(
+        &'s self,
+        mut records: &'s [u8],
+        count: u64,
+        what: &'static str,
+        convert: &mut impl FnMut(Record<'_>) -> Result<T>,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        let schema = self.schema.as_ref();
+        // Bounded: the budget allowed `count` records.
+        out.reserve(usize::try_from(count).unwrap_or(0).min(records.len()));
+        // A record schema's fields are decoded into one buffer reused for the block.
+        let mut fields = Vec::new();
+        for _ in 0..count {
+            let index = out.len();
+            let decode_error = |reason: String| {
+                Error::corrupt(
+                    "",
+                    format!("cannot decode Avro record {index} ({what}): {reason}"),
+                )
+            };
+            let value;
+            let record = match schema {
+                Node::Record(node) => {
+                    fields.clear();
+                    node.decode_into(&mut records, &mut fields)
+                        .map_err(decode_error)?;
+                    Ok(Record::of_fields(node, &fields, what))
+                }
+                other => {
+                    value = other.decode(&mut records).map_err(decode_error)?;
+                    Record::new(&value, what)
+                }
+            };
+            out.push(
+                record
+                    .and_then(&mut *convert)
+                    .map_err(|e| at_record(e, index))?,
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The default bound of [`AvroFile::with_max_decoded`]: 1 GiB.
+pub(crate) const DEFAULT_MAX_DECODED_BYTES: u64 = 1 << 30;
+
+/// Takes the memory of `count` decoded records of `record_size` bytes from `budget`.
+fn count_within(
+    count: u64,
+    record_size: u64,
+    budget: &mut u64,
+) -> std::result::Result<u64, String> {
+    match count.checked_mul(record_size) {
+        Some(bytes) if bytes <= *budget => {
+            *budget -= bytes;
+            Ok(count)
+        }
+        _ => Err(format!(
+            "{count} records of {record_size} bytes each do not fit in the {budget} bytes \
+             left for this file (ReadLimits::decoded_bytes)"
+        )),
     }
 }
 
@@ -475,196 +522,7 @@ impl<'a> Field<'a> {
 
 /// Helpers for tests that write Iceberg-style Avro files with apache-avro's writer.
 #[cfg(test)]
-pub(crate) mod test_util {
-    use apache_avro::types::Value;
-    use apache_avro::{Codec, DeflateSettings, Schema, Writer};
-
-    /// Writes `records` (validated against `schema`) with the given header metadata, deflated.
-    pub(crate) fn write_avro(
-        schema: &serde_json::Value,
-        metadata: &[(&str, &str)],
-        records: &[Value],
-    ) -> Vec<u8> {
-        let schema = Schema::parse(schema).unwrap();
-        let codec = Codec::Deflate(DeflateSettings::default());
-        let mut writer = Writer::with_codec(&schema, Vec::new(), codec).unwrap();
-        for (k, v) in metadata {
-            writer.add_user_metadata((*k).to_string(), v).unwrap();
-        }
-        for r in records {
-            writer.append_value_ref(r).unwrap();
-        }
-        writer.into_inner().unwrap()
-    }
-
-    /// A record value.
-    pub(crate) fn record(fields: Vec<(&str, Value)>) -> Value {
-        Value::Record(
-            fields
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        )
-    }
-
-    /// The non-null branch of a `["null", T]` union.
-    pub(crate) fn some(v: impl Into<Value>) -> Value {
-        Value::Union(1, Box::new(v.into()))
-    }
-
-    /// The null branch of a `["null", T]` union.
-    pub(crate) fn null() -> Value {
-        Value::Union(0, Box::new(Value::Null))
-    }
-
-    /// A Java-style `map<int, T>`: an array of `{key, value}` records.
-    pub(crate) fn kv_array<T: Into<Value> + Clone>(entries: &[(i32, T)]) -> Value {
-        Value::Array(
-            entries
-                .iter()
-                .map(|(k, v)| record(vec![("key", Value::Int(*k)), ("value", v.clone().into())]))
-                .collect(),
-        )
-    }
-
-    /// `["null", T]` as a schema.
-    pub(crate) fn nullable(t: serde_json::Value) -> serde_json::Value {
-        serde_json::json!(["null", t])
-    }
-
-    /// A record field with a `field-id` attribute.
-    pub(crate) fn field(name: &str, id: i32, t: serde_json::Value) -> serde_json::Value {
-        serde_json::json!({"name": name, "type": t, "field-id": id})
-    }
-
-    /// A nullable record field (Java writes `default: null`).
-    pub(crate) fn opt_field(name: &str, id: i32, t: serde_json::Value) -> serde_json::Value {
-        serde_json::json!({"name": name, "type": nullable(t), "default": null, "field-id": id})
-    }
-
-    /// Java's `map<int, T>` schema: an array of `k{key_id}_v{value_id}` records.
-    pub(crate) fn java_map(key_id: i32, value_id: i32, value: &str) -> serde_json::Value {
-        serde_json::json!({
-            "type": "array",
-            "logicalType": "map",
-            "items": {
-                "type": "record",
-                "name": format!("k{key_id}_v{value_id}"),
-                "fields": [
-                    {"name": "key", "type": "int", "field-id": key_id},
-                    {"name": "value", "type": value, "field-id": value_id}
-                ]
-            }
-        })
-    }
-}
+pub(crate) mod test_util;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use apache_avro::types::Value;
-    use apache_avro::{DeflateSettings, Writer, ZstandardSettings};
-
-    fn schema() -> Schema {
-        Schema::parse_str(
-            r#"{"type": "record", "name": "r", "fields": [
-                {"name": "id", "type": "long", "field-id": 1},
-                {"name": "name", "type": ["null", "string"], "field-id": 2}]}"#,
-        )
-        .unwrap()
-    }
-
-    /// Three blocks of records written with `codec` (a flush ends a block).
-    fn file(codec: Codec) -> Vec<u8> {
-        let schema = schema();
-        let mut writer = Writer::with_codec(&schema, Vec::new(), codec).unwrap();
-        writer.add_user_metadata("k".into(), "v").unwrap();
-        for block in 0..3_i64 {
-            for i in 0..4 {
-                let id = block * 10 + i;
-                let name = if i % 2 == 0 {
-                    Value::Union(1, Box::new(Value::String(format!("n{id}"))))
-                } else {
-                    Value::Union(0, Box::new(Value::Null))
-                };
-                let record =
-                    Value::Record(vec![("id".into(), Value::Long(id)), ("name".into(), name)]);
-                writer.append_value_ref(&record).unwrap();
-            }
-            writer.flush().unwrap();
-        }
-        writer.into_inner().unwrap()
-    }
-
-    fn read(bytes: &[u8]) -> Result<Vec<(i64, Option<String>)>> {
-        AvroFile::open(bytes)?.map_records("r", |r| {
-            Ok((
-                r.req("id", 1, Field::long)?,
-                r.opt("name", 2, Field::string)?,
-            ))
-        })
-    }
-
-    #[test]
-    fn every_codec_and_block_reads_in_order() {
-        let expected: Vec<(i64, Option<String>)> = [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]
-            .into_iter()
-            .map(|id| (id, (id % 2 == 0).then(|| format!("n{id}"))))
-            .collect();
-        for codec in [
-            Codec::Null,
-            Codec::Deflate(DeflateSettings::default()),
-            Codec::Snappy,
-            Codec::Zstandard(ZstandardSettings::default()),
-        ] {
-            let bytes = file(codec);
-            assert_eq!(read(&bytes).unwrap(), expected, "{codec:?}");
-            let file = AvroFile::open(&bytes).unwrap();
-            assert_eq!(
-                file.metadata().len(),
-                1,
-                "only user keys: {:?}",
-                file.metadata().keys()
-            );
-            assert_eq!(file.metadata()["k"], b"v");
-        }
-    }
-
-    #[test]
-    fn the_writer_schema_is_parsed_once_per_text() {
-        let a = file(Codec::Null);
-        let b = file(Codec::Deflate(DeflateSettings::default()));
-        let (a, b) = (AvroFile::open(&a).unwrap(), AvroFile::open(&b).unwrap());
-        assert!(Arc::ptr_eq(&a.schema, &b.schema));
-    }
-
-    #[test]
-    fn every_truncation_and_a_wrong_sync_marker_are_corrupt_not_panics() {
-        let bytes = file(Codec::Deflate(DeflateSettings::default()));
-        for cut in 0..bytes.len() {
-            // A cut exactly between blocks is a shorter valid file.
-            if let Err(e) = read(&bytes[..cut]) {
-                assert!(matches!(e, Error::Corrupt { .. }), "cut {cut}: {e}");
-            }
-        }
-        assert!(read(&bytes[..bytes.len() - 1]).is_err());
-        let mut flipped = bytes.clone();
-        let last = flipped.len() - 1;
-        flipped[last] ^= 0xff;
-        let err = read(&flipped).unwrap_err().to_string();
-        assert!(err.contains("sync marker"), "{err}");
-        let err = read(b"Obj\x02rest").unwrap_err().to_string();
-        assert!(err.contains("bad magic"), "{err}");
-    }
-
-    #[test]
-    fn unknown_codecs_are_named() {
-        let mut bytes = file(Codec::Deflate(DeflateSettings::default()));
-        let key = bytes.windows(10).position(|w| w == b"avro.codec").unwrap();
-        let at = key + 11; // the key, then the value's length (one byte)
-        assert_eq!(&bytes[at..at + 7], b"deflate");
-        bytes[at..at + 7].copy_from_slice(b"lz4flat");
-        let err = AvroFile::open(&bytes).err().unwrap().to_string();
-        assert!(err.contains("unsupported codec 'lz4flat'"), "{err}");
-    }
-}
+mod tests;

@@ -82,13 +82,12 @@ fn from_object(
             list(o, "snapshot-log", SnapshotLogEntry::from_json)?,
         ),
     };
-    check_current(&schemas, current_schema_id, &snapshots, current_snapshot_id)?;
     let last_sequence_number = match j::opt_i64(o, "last-sequence-number", WHAT)? {
         Some(n) => n,
         None if v1 => 0,
         None => return Err(j::missing(WHAT, "last-sequence-number")),
     };
-    Ok(TableMetadata {
+    let metadata = TableMetadata {
         format_version,
         table_uuid: j::opt_str(o, "table-uuid", WHAT)?.map(str::to_string),
         location: j::req_str(o, "location", WHAT)?.to_string(),
@@ -116,7 +115,9 @@ fn from_object(
             .filter(|(k, _)| !KNOWN_FIELDS.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-    })
+    };
+    metadata.validate()?;
+    Ok(metadata)
 }
 
 fn format_version(o: &Object) -> Result<FormatVersion> {
@@ -199,27 +200,6 @@ fn sort_orders(o: &Object, v1: bool) -> Result<(Vec<SortOrder>, i32)> {
         Ok((vec![SortOrder::unsorted()], 0))
     } else {
         Err(j::missing(WHAT, "sort-orders"))
-    }
-}
-
-fn check_current(
-    schemas: &[Schema],
-    current_schema_id: i32,
-    snapshots: &[Snapshot],
-    current_snapshot_id: Option<i64>,
-) -> Result<()> {
-    if !schemas.iter().any(|s| s.schema_id == current_schema_id) {
-        return Err(Error::corrupt(
-            "",
-            format!("current-schema-id {current_schema_id} is not in 'schemas'"),
-        ));
-    }
-    match current_snapshot_id {
-        Some(id) if !snapshots.iter().any(|s| s.snapshot_id == id) => Err(Error::corrupt(
-            "",
-            format!("current-snapshot-id {id} is not in 'snapshots'"),
-        )),
-        _ => Ok(()),
     }
 }
 

@@ -116,6 +116,7 @@ fn parent_chain_ignores_snapshots_off_main() {
         .as_array_mut()
         .unwrap()
         .push(snapshot(4, Some(1), T2 + 10, 0));
+    v["last-sequence-number"] = json!(4);
     v["snapshot-log"] = json!([]);
     let m = parse(&v);
     assert_eq!(as_of(&m, T2 + 20), 2);
