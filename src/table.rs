@@ -87,14 +87,7 @@ impl Table {
     /// relocated to where it was found.
     pub async fn load(io: FileIO, location: &str) -> Result<Self> {
         let (metadata_location, metadata) = locate_and_load(&io, location).await?;
-        let found = table_dir_of(&metadata_location);
-        Ok(Self::found(
-            io,
-            found.as_deref(),
-            metadata_location,
-            metadata,
-            false,
-        ))
+        Ok(Self::of_file(io, metadata_location, metadata, false))
     }
 
     /// Loads the current version of the table directory (or of the table of the metadata file)
@@ -130,14 +123,18 @@ impl Table {
     /// Loads a table from a known metadata file (a catalog's pointer: the current version).
     pub async fn load_metadata_file(io: FileIO, metadata_location: String) -> Result<Self> {
         let metadata = load_metadata(&io, &metadata_location).await?;
+        Ok(Self::of_file(io, metadata_location, metadata, true))
+    }
+
+    /// A table read from `metadata_location`, found in the table directory that holds it.
+    fn of_file(
+        io: FileIO,
+        metadata_location: String,
+        metadata: TableMetadata,
+        current: bool,
+    ) -> Self {
         let found = table_dir_of(&metadata_location);
-        Ok(Self::found(
-            io,
-            found.as_deref(),
-            metadata_location,
-            metadata,
-            true,
-        ))
+        Self::found(io, found.as_deref(), metadata_location, metadata, current)
     }
 
     /// A table from metadata already in hand (the result of a commit: current, not moved).

@@ -92,6 +92,12 @@ fn remove_orphans(dir: &Path, extra: &[&str]) -> Output {
     icefloe(&args)
 }
 
+/// The `orphan_files` of a `remove-orphans --format json` report.
+fn orphan_files(report: &serde_json::Value) -> Vec<&str> {
+    let files = report["orphan_files"].as_array().expect("orphan_files");
+    files.iter().map(|f| f.as_str().expect("a path")).collect()
+}
+
 fn json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "{}", stderr(out));
     serde_json::from_str(stdout(out).trim()).expect("one JSON object")
@@ -150,12 +156,7 @@ fn stale_version_hint_does_not_hide_the_newest_version() {
 
     assert_eq!(count(&dir), "3", "{killed}");
     let dry = json(&remove_orphans(&dir, &["--dry-run"]));
-    let orphans: Vec<&str> = dry["orphan_files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap())
-        .collect();
+    let orphans = orphan_files(&dry);
     assert!(
         orphans
             .iter()

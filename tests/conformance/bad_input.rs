@@ -8,6 +8,8 @@ use std::sync::Arc;
 use datafusion::prelude::SessionContext;
 use icefloe::{Error, IcebergTableProvider, TableOptions};
 
+use super::support::copy_dir;
+
 const TABLE: &str = "impala_v2_no_deletes";
 const WRITTEN_AT: &str = "/test-warehouse/iceberg_test/hadoop_catalog/ice/iceberg_v2_no_deletes";
 
@@ -22,19 +24,6 @@ fn copy_table() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     copy_dir(&fixture(), dir.path());
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// The only file in `dir` whose name ends with `suffix` (and passes `keep`).

@@ -30,7 +30,7 @@ use icefloe::spec::{DataContentType, SnapshotSelector};
 use icefloe::{FileIO, IcebergTableProvider, Relocation, Table, TableOptions};
 use serde_json::Value;
 
-use super::support::error_chain;
+use super::support::{copy_dir, error_chain};
 
 /// How long one case may take before it counts as a hang.
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -373,19 +373,6 @@ fn find(root: &Path, name: &str) -> Option<PathBuf> {
         }
     }
     None
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// Reads the table at `dir` with icefloe in a fresh session: sorted rows and `count(*)`.

@@ -32,6 +32,18 @@ fn batch(table: &Table, ids: &[i64]) -> RecordBatch {
     .expect("batch")
 }
 
+/// A new directory table at `location` with `properties` and one row, committed.
+async fn one_row(io: &FileIO, location: &str, properties: &[(&str, &str)]) -> Table {
+    let created = creation(properties)
+        .create_at(io, location)
+        .await
+        .expect("create");
+    let target = CommitTarget::Directory { location };
+    append_batches(io, target, &[batch(&created, &[1])], "main")
+        .await
+        .expect("append")
+}
+
 /// Victim files outside the table, each named by metadata in one of the ways a crafted table
 /// can: their paths and the spellings the metadata uses for them.
 struct Victims {
@@ -168,16 +180,10 @@ async fn expire_deletes_only_under_the_table_location() {
     let io = FileIO::default();
     let location = tmp.path().join("t").display().to_string();
     let victims = Victims::new(tmp.path());
-    let created = creation(&[])
-        .create_at(&io, &location)
-        .await
-        .expect("create");
+    let first = one_row(&io, &location, &[]).await;
     let target = CommitTarget::Directory {
         location: &location,
     };
-    let first = append_batches(&io, target, &[batch(&created, &[1])], "main")
-        .await
-        .expect("append");
     let keep = first.metadata().current_snapshot_id.expect("snapshot");
     let like = first_data_file(&first).await;
     let crafted = append_victims(&io, target, &like, &victims, &location).await;
@@ -232,16 +238,10 @@ async fn delete_after_commit_deletes_only_under_the_table_location() {
         ("write.metadata.delete-after-commit.enabled", "true"),
         ("write.metadata.previous-versions-max", "1"),
     ];
-    let created = creation(&properties)
-        .create_at(&io, &location)
-        .await
-        .expect("create");
+    let first = one_row(&io, &location, &properties).await;
     let target = CommitTarget::Directory {
         location: &location,
     };
-    let first = append_batches(&io, target, &[batch(&created, &[1])], "main")
-        .await
-        .expect("append");
     let id = first.metadata().current_snapshot_id.expect("snapshot");
     craft_outside_references(&first, id, &victims);
     // Two more commits push the crafted log entry (and v1) out of the kept log.
@@ -262,16 +262,10 @@ async fn gc_disabled_expiration_deletes_nothing() {
     let tmp = tempfile::tempdir().expect("tmp");
     let io = FileIO::default();
     let location = tmp.path().join("t").display().to_string();
-    let created = creation(&[("gc.enabled", "false")])
-        .create_at(&io, &location)
-        .await
-        .expect("create");
+    let first = one_row(&io, &location, &[("gc.enabled", "false")]).await;
     let target = CommitTarget::Directory {
         location: &location,
     };
-    let first = append_batches(&io, target, &[batch(&created, &[1])], "main")
-        .await
-        .expect("a");
     let keep = first.metadata().current_snapshot_id.expect("snapshot");
     let second = append_batches(&io, target, &[batch(&first, &[2])], "main")
         .await

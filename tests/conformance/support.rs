@@ -514,3 +514,17 @@ pub fn read_json(path: &Path) -> Result<Value, String> {
     };
     serde_json::from_slice(&bytes).map_err(|e| format!("parsing {}: {e}", path.display()))
 }
+
+/// Copies a directory tree (a writable copy of a fixture table).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
