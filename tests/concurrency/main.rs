@@ -312,6 +312,7 @@ fn pyiceberg_reads_crashed_tables(crashed: &[(PathBuf, Option<PathBuf>, Vec<i64>
              were NOT checked (.ci/run sets it up)",
             crashed.len()
         );
+        remove_crashed(crashed);
         return;
     };
     let cases: Vec<serde_json::Value> = crashed
@@ -334,6 +335,11 @@ fn pyiceberg_reads_crashed_tables(crashed: &[(PathBuf, Option<PathBuf>, Vec<i64>
         "PyIceberg disagrees: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    remove_crashed(crashed);
+}
+
+/// Removes the crash suite's tables (kept for PyIceberg until now).
+fn remove_crashed(crashed: &[(PathBuf, Option<PathBuf>, Vec<i64>)]) {
     for (dir, ..) in crashed {
         let _ = std::fs::remove_dir_all(dir);
     }
