@@ -14,7 +14,8 @@
 //!   agree with its live entries;
 //! - the previous metadata files of the metadata log exist.
 //!
-//! Every problem is collected (the check goes on after one), each naming the file or snapshot.
+//! Every problem is collected (the check goes on after one), each naming the file or snapshot
+//! and, for a data, delete or statistics file, the file that names it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -69,25 +70,31 @@ pub async fn check_table(table: &Table) -> Result<CheckReport> {
             check_summary(snapshot, list, &decoded, &mut report);
         }
     }
-    let mut sized: BTreeMap<String, i64> = BTreeMap::new();
-    for (_, contents) in decoded.values() {
+    // Each file with its recorded size and the file that names it.
+    let mut sized: BTreeMap<String, (i64, String)> = BTreeMap::new();
+    for (path, (_, contents)) in &decoded {
         for entry in contents
             .entries
             .iter()
             .filter(|e| e.status != ManifestStatus::Deleted)
         {
-            sized.insert(
-                entry.data_file.file_path.clone(),
-                entry.data_file.file_size_in_bytes,
-            );
+            let file = &entry.data_file;
+            let named_by = format!("manifest {path}");
+            sized.insert(file.file_path.clone(), (file.file_size_in_bytes, named_by));
         }
     }
     report.files = sized.len();
-    for s in &metadata.statistics {
-        sized.insert(s.statistics_path.clone(), s.file_size_in_bytes);
-    }
-    for s in &metadata.partition_statistics {
-        sized.insert(s.statistics_path.clone(), s.file_size_in_bytes);
+    let statistics = metadata
+        .statistics
+        .iter()
+        .map(|s| (&s.statistics_path, s.file_size_in_bytes));
+    let partition_statistics = metadata
+        .partition_statistics
+        .iter()
+        .map(|s| (&s.statistics_path, s.file_size_in_bytes));
+    for (path, size) in statistics.chain(partition_statistics) {
+        let named_by = format!("metadata file {}", table.metadata_location());
+        sized.insert(path.clone(), (size, named_by));
     }
     check_sizes(io, sized, &mut report).await;
     let logged: BTreeSet<String> = metadata
@@ -96,6 +103,7 @@ pub async fn check_table(table: &Table) -> Result<CheckReport> {
         .map(|e| e.metadata_file.clone())
         .collect();
     check_exist(io, logged, "previous metadata file", &mut report).await;
+    report.problems.sort();
     Ok(report)
 }
 
@@ -274,13 +282,21 @@ fn check_summary(
 }
 
 /// Each file exists with its recorded size.
-async fn check_sizes(io: &FileIO, files: BTreeMap<String, i64>, report: &mut CheckReport) {
+async fn check_sizes(
+    io: &FileIO,
+    files: BTreeMap<String, (i64, String)>,
+    report: &mut CheckReport,
+) {
     let problems: Vec<Option<String>> = stream::iter(files)
-        .map(|(path, recorded)| async move {
+        .map(|(path, (recorded, named_by))| async move {
             match io.head(&path).await {
-                Err(e) => Some(format!("file {path} is missing: {}", chain(&e))),
+                Err(e) => Some(format!(
+                    "file {path} (named by {named_by}) is missing: {}",
+                    chain(&e)
+                )),
                 Ok(meta) if i64::try_from(meta.size).ok() != Some(recorded) => Some(format!(
-                    "file {path} is {} bytes, its metadata records {recorded}",
+                    "file {path} (named by {named_by}) is {} bytes, its metadata records \
+                     {recorded}",
                     meta.size
                 )),
                 Ok(_) => None,
