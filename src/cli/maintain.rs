@@ -236,6 +236,9 @@ pub(super) async fn run_check<W: Write>(args: &CheckArgs, out: &mut W) -> CliRes
     for problem in &done.problems {
         text.push_str(&format!("\n  {problem}"));
     }
+    for warning in &done.warnings {
+        text.push_str(&format!("\n  warning: {warning}"));
+    }
     let object = json!({
         "action": "check",
         "metadata_location": table.metadata_location(),
@@ -243,6 +246,7 @@ pub(super) async fn run_check<W: Write>(args: &CheckArgs, out: &mut W) -> CliRes
         "manifests": done.manifests,
         "files": done.files,
         "problems": done.problems,
+        "warnings": done.warnings,
     });
     report(out, args.target.format, &text, object)?;
     match done.problems.len() {

@@ -12,7 +12,7 @@
 //!   `file_size_in_bytes`, as do the statistics and partition-statistics files;
 //! - each snapshot's summary totals (`total-records`, `total-data-files`, `total-delete-files`)
 //!   agree with its live entries;
-//! - the previous metadata files of the metadata log exist.
+//! - the previous metadata files of the metadata log exist (a warning: no read needs them).
 //!
 //! Every problem is collected (the check goes on after one), each naming the file or snapshot
 //! and, for a data, delete or statistics file, the file that names it.
@@ -42,6 +42,9 @@ pub struct CheckReport {
     pub files: usize,
     /// Every problem found, each a sentence naming its file or snapshot.
     pub problems: Vec<String>,
+    /// What is missing but no read needs: previous metadata files of the metadata log (often
+    /// left behind when a table is copied).
+    pub warnings: Vec<String>,
 }
 
 impl CheckReport {
@@ -102,7 +105,7 @@ pub async fn check_table(table: &Table) -> Result<CheckReport> {
         .iter()
         .map(|e| e.metadata_file.clone())
         .collect();
-    check_exist(io, logged, "previous metadata file", &mut report).await;
+    report.warnings = missing(io, logged, "previous metadata file").await;
     report.problems.sort();
     Ok(report)
 }
@@ -308,9 +311,9 @@ async fn check_sizes(
     report.problems.extend(problems.into_iter().flatten());
 }
 
-/// Each file exists.
-async fn check_exist(io: &FileIO, files: BTreeSet<String>, what: &str, report: &mut CheckReport) {
-    let problems: Vec<Option<String>> = stream::iter(files)
+/// The files of `files` that do not exist, each a sentence.
+async fn missing(io: &FileIO, files: BTreeSet<String>, what: &str) -> Vec<String> {
+    let found: Vec<Option<String>> = stream::iter(files)
         .map(|path| async move {
             match io.exists(&path).await {
                 Ok(true) => None,
@@ -321,7 +324,9 @@ async fn check_exist(io: &FileIO, files: BTreeSet<String>, what: &str, report: &
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    report.problems.extend(problems.into_iter().flatten());
+    let mut found: Vec<String> = found.into_iter().flatten().collect();
+    found.sort();
+    found
 }
 
 /// An error with its sources, `: `-joined.
