@@ -46,13 +46,36 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
-    /// Another writer committed first and the retries ran out.
+    /// A table or namespace to be created (or renamed to) already exists.
+    #[error("already exists: {what}")]
+    AlreadyExists {
+        /// What exists, e.g. `table db.orders`.
+        what: String,
+    },
+
+    /// A commit's requirements did not hold (another writer committed first), or the retries
+    /// ran out. Nothing was committed: the caller may refresh and try again.
     #[error("commit conflict on {table}: {reason}")]
     CommitConflict {
         /// The table whose pointer moved.
         table: String,
         /// What the catalog saw.
         reason: String,
+    },
+
+    /// A commit whose outcome cannot be known (the catalog answered with a server error, or the
+    /// connection broke after the request was sent): the table may or may not have the change.
+    /// The caller must neither retry blindly nor delete the files the commit wrote; reload the
+    /// table to see.
+    #[error("commit state unknown on {table}: {reason}")]
+    CommitStateUnknown {
+        /// The table.
+        table: String,
+        /// What happened.
+        reason: String,
+        /// The underlying error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
 
     /// An object store request failed for a reason other than a missing object.
@@ -120,6 +143,12 @@ impl Error {
             reason: reason.into(),
             source: Some(Box::new(source)),
         }
+    }
+
+    /// An [`Error::InvalidArgument`]: `what` the caller gave (`partition spec 3`, `ref 'b1'`,
+    /// `property commit.retry.num-retries`) and why it cannot be.
+    pub fn invalid(what: impl std::fmt::Display, reason: impl std::fmt::Display) -> Self {
+        Self::InvalidArgument(format!("{what}: {reason}"))
     }
 
     /// A [`Error::NotFound`] that did not come from storage.
