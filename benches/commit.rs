@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use datafusion::arrow::array::TimestampMicrosecondArray;
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use icefloe::commit::CommitTarget;
+use icefloe::WriteTarget;
 use icefloe::scan::read_manifest_list;
 use icefloe::to_arrow::schema_to_arrow;
 use icefloe::write::append_batches;
@@ -47,8 +47,8 @@ fn one_row(table: &Table) -> RecordBatch {
 /// Commits one row on `location` and undoes the pointer move; the commit's wall time.
 async fn commit_once(io: &FileIO, location: &str, batch: &RecordBatch) -> Duration {
     let start = Instant::now();
-    let target = CommitTarget::Directory { location };
-    let table = append_batches(io, target, std::slice::from_ref(batch), "main")
+    let target = WriteTarget::directory(io, location).expect("target");
+    let table = append_batches(&target, std::slice::from_ref(batch), "main")
         .await
         .expect("commit");
     let elapsed = start.elapsed();
@@ -82,8 +82,8 @@ fn commit(c: &mut Criterion) {
         let batch = one_row(&table);
         // Once outside the timing: the commit reuses every manifest and adds one.
         rt.block_on(async {
-            let target = CommitTarget::Directory { location };
-            let next = append_batches(&io, target, std::slice::from_ref(&batch), "main")
+            let target = WriteTarget::directory(&io, &location).expect("target");
+            let next = append_batches(&target, std::slice::from_ref(&batch), "main")
                 .await
                 .expect("commit");
             let metadata = next.metadata();

@@ -56,6 +56,7 @@ pub mod spec;
 pub mod sql;
 mod table;
 pub mod to_arrow;
+pub mod transaction;
 pub mod write;
 
 pub use error::{Error, Result};

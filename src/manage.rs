@@ -1,12 +1,12 @@
-//! Snapshot management of one table: branches and tags, fast-forward, rollback, and snapshot
-//! expiration with the deletion of the files only expired snapshots reach. Each change is a
-//! metadata-only commit ([`crate::commit::commit_metadata_change`]): atomic, retried on a lost
-//! race by re-applying the change to the new base.
+//! Snapshot management of one table: branches and tags, fast-forward, rollback, cherry-pick,
+//! and snapshot expiration with the deletion of the files only expired snapshots reach. Each
+//! change is a [`crate::transaction::Transaction`] of one action: atomic, retried on a lost
+//! race by stating the action again on the new version.
 //!
 //! ```no_run
 //! # async fn example(io: icefloe::FileIO) -> icefloe::Result<()> {
 //! use icefloe::manage::{ExpireSnapshots, SnapshotManager};
-//! let manager = SnapshotManager::new(io, icefloe::WriteTarget::directory("/wh/db/t"));
+//! let manager = SnapshotManager::new(icefloe::WriteTarget::directory(&io, "/wh/db/t")?);
 //! manager.create_tag("v1", None, None).await?;
 //! let report = manager
 //!     .expire_snapshots(&ExpireSnapshots { retain_last: Some(10), ..Default::default() })
@@ -16,37 +16,24 @@
 //! # }
 //! ```
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::commit::{AppendFiles, commit_metadata_change, now_ms};
+use crate::commit::AppendFiles;
 use crate::error::{Error, Result};
 use crate::io::{FileIO, GC_ENABLED, KeptReason, TableScope, gc_enabled};
 use crate::scan::{read_manifest, read_manifest_list};
-use crate::spec::retention::{RetentionDefaults, retention};
 use crate::spec::snapshot::Operation;
-use crate::spec::{
-    ManifestContent, ManifestStatus, SnapshotReference, SnapshotRetention, TableMetadata,
-};
+use crate::spec::{ManifestContent, ManifestStatus};
 use crate::table::Table;
-use crate::write::{WriteTarget, reachable_files};
+use crate::transaction::{Action, MoveBranch, RemoveRef, SetRef, WriteTarget};
+use crate::write::reachable_files;
+
+pub use crate::transaction::BranchRetention;
 
 /// Manages the snapshots and refs of the table `target` names.
 #[derive(Debug, Clone)]
 pub struct SnapshotManager {
-    io: FileIO,
     target: WriteTarget,
-}
-
-/// The retention settings of a branch (`None`: the table's `history.expire.*` defaults).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BranchRetention {
-    /// `min-snapshots-to-keep`.
-    pub min_snapshots_to_keep: Option<i32>,
-    /// `max-snapshot-age-ms`.
-    pub max_snapshot_age_ms: Option<i64>,
-    /// `max-ref-age-ms`.
-    pub max_ref_age_ms: Option<i64>,
 }
 
 /// A callback told `(done, total)` as long work advances (the CLI draws a progress bar).
@@ -125,14 +112,14 @@ pub struct ExpireReport {
 }
 
 impl SnapshotManager {
-    /// A manager of the table `target` names, reading and writing through `io`.
-    pub fn new(io: FileIO, target: WriteTarget) -> Self {
-        Self { io, target }
+    /// A manager of the table `target` names.
+    pub fn new(target: WriteTarget) -> Self {
+        Self { target }
     }
 
     /// The IO the manager reads and writes through.
     pub fn io(&self) -> &FileIO {
-        &self.io
+        self.target.io()
     }
 
     /// Where the table's pointer lives.
@@ -142,31 +129,24 @@ impl SnapshotManager {
 
     /// The table as its pointer says now.
     pub async fn table(&self) -> Result<Table> {
-        self.load().await
+        self.target.load().await
     }
 
     /// The table's current snapshot, as its pointer says now.
     pub async fn current_snapshot_id(&self) -> Result<Option<i64>> {
-        Ok(self.load().await?.metadata().current_snapshot_id)
+        Ok(self.target.load().await?.metadata().current_snapshot_id)
     }
 
     /// Creates branch `name` at `snapshot_id` (default: the current snapshot). An existing
-    /// ref of that name is an error.
+    /// ref of that name is [`Error::AlreadyExists`].
     pub async fn create_branch(
         &self,
         name: &str,
         snapshot_id: Option<i64>,
         retention: BranchRetention,
     ) -> Result<Table> {
-        self.create_ref(name, snapshot_id, |id| SnapshotReference {
-            snapshot_id: id,
-            retention: SnapshotRetention::Branch {
-                min_snapshots_to_keep: retention.min_snapshots_to_keep,
-                max_snapshot_age_ms: retention.max_snapshot_age_ms,
-                max_ref_age_ms: retention.max_ref_age_ms,
-            },
-        })
-        .await
+        self.commit(SetRef::create_branch(name, snapshot_id, retention))
+            .await
     }
 
     /// Creates tag `name` at `snapshot_id` (default: the current snapshot).
@@ -176,64 +156,29 @@ impl SnapshotManager {
         snapshot_id: Option<i64>,
         max_ref_age_ms: Option<i64>,
     ) -> Result<Table> {
-        self.create_ref(name, snapshot_id, |id| SnapshotReference {
-            snapshot_id: id,
-            retention: SnapshotRetention::Tag { max_ref_age_ms },
-        })
-        .await
+        self.commit(SetRef::create_tag(name, snapshot_id, max_ref_age_ms))
+            .await
     }
 
     /// Points the existing tag `name` at `snapshot_id`, keeping its retention.
     pub async fn replace_tag(&self, name: &str, snapshot_id: i64) -> Result<Table> {
-        self.replace_ref(name, snapshot_id, false).await
+        self.commit(SetRef::replace_tag(name, snapshot_id)).await
     }
 
     /// Points branch `name` at any `snapshot_id` (not only an ancestor or a descendant),
     /// keeping its retention; `main` moves the current snapshot.
     pub async fn replace_branch(&self, name: &str, snapshot_id: i64) -> Result<Table> {
-        self.replace_ref(name, snapshot_id, true).await
-    }
-
-    /// Points the existing branch (or tag) `name` at `snapshot_id`, keeping its retention.
-    async fn replace_ref(&self, name: &str, snapshot_id: i64, branch: bool) -> Result<Table> {
-        let name = name.to_string();
-        self.commit(move |base| {
-            let existing = base
-                .refs
-                .get(&name)
-                .filter(|r| matches!(r.retention, SnapshotRetention::Branch { .. }) == branch)
-                .ok_or_else(|| {
-                    let kind = if branch { "branch" } else { "tag" };
-                    Error::not_found(format!("{kind} '{name}'"))
-                })?;
-            let moved = SnapshotReference {
-                snapshot_id,
-                retention: existing.retention.clone(),
-            };
-            base.with_ref(&name, moved, now_ms())
-        })
-        .await
+        self.commit(SetRef::replace_branch(name, snapshot_id)).await
     }
 
     /// Drops branch or tag `name`; `main` never.
     pub async fn drop_ref(&self, name: &str) -> Result<Table> {
-        let name = name.to_string();
-        self.commit(move |base| base.without_ref(&name, now_ms()))
-            .await
+        self.commit(RemoveRef::new(name)).await
     }
 
     /// Moves branch `branch` forward to the head of ref `to`, which must descend from it.
     pub async fn fast_forward(&self, branch: &str, to: &str) -> Result<Table> {
-        let (branch, to) = (branch.to_string(), to.to_string());
-        self.commit(move |base| {
-            let target = base
-                .refs
-                .get(&to)
-                .ok_or_else(|| Error::not_found(format!("ref '{to}'")))?
-                .snapshot_id;
-            base.with_branch_moved(&branch, target, false, now_ms())
-        })
-        .await
+        self.commit(MoveBranch::fast_forward(branch, to)).await
     }
 
     /// Applies the append snapshot `snapshot_id` (typically staged on another branch, or left
@@ -241,17 +186,20 @@ impl SnapshotManager {
     /// `source-snapshot-id` in its summary. Only `append` snapshots can be cherry-picked, and
     /// not one that is already an ancestor of main or was already picked onto it.
     pub async fn cherry_pick(&self, snapshot_id: i64) -> Result<Table> {
-        let table = self.load().await?;
+        let table = self.target.load().await?;
         let metadata = table.metadata();
         let source = metadata
             .snapshot_by_id(snapshot_id)
             .ok_or_else(|| Error::not_found(format!("snapshot {snapshot_id}")))?;
         let operation = source.summary.as_ref().map(|s| &s.operation);
         if operation != Some(&Operation::Append) {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {snapshot_id} is not an append ({}): only appends can be cherry-picked",
-                operation.map_or("no summary", |o| o.as_str())
-            )));
+            return Err(Error::invalid(
+                format!("snapshot {snapshot_id}"),
+                format!(
+                    "it is not an append ({}): only appends can be cherry-picked",
+                    operation.map_or("no summary", |o| o.as_str())
+                ),
+            ));
         }
         let picked = snapshot_id.to_string();
         let already = metadata.ancestors_of_current().any(|s| {
@@ -260,18 +208,20 @@ impl SnapshotManager {
                     == Some(picked.as_str())
         });
         if already {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {snapshot_id} is already on main"
-            )));
+            return Err(Error::invalid(
+                format!("snapshot {snapshot_id}"),
+                "it is already on main",
+            ));
         }
+        let io = table.io();
         let mut files = Vec::new();
-        for manifest in read_manifest_list(&self.io, metadata, source).await?.iter() {
+        for manifest in read_manifest_list(io, metadata, source).await?.iter() {
             if manifest.added_snapshot_id != snapshot_id
                 || manifest.content != ManifestContent::Data
             {
                 continue;
             }
-            let read = read_manifest(&self.io, metadata, manifest).await?;
+            let read = read_manifest(io, metadata, manifest).await?;
             files.extend(
                 read.entries
                     .into_iter()
@@ -283,33 +233,20 @@ impl SnapshotManager {
         append
             .summary_properties
             .insert("source-snapshot-id".into(), picked);
-        crate::commit::append(&self.io, self.target.commit_target(), append).await
+        crate::commit::append_to(self.target.transaction(table), append).await
     }
 
     /// Makes `snapshot_id`, an ancestor of the current snapshot, current again.
     pub async fn rollback_to_snapshot(&self, snapshot_id: i64) -> Result<Table> {
-        self.commit(move |base| {
-            base.with_branch_moved(SnapshotReference::MAIN_BRANCH, snapshot_id, true, now_ms())
-        })
-        .await
+        self.commit(MoveBranch::rollback_to_snapshot(snapshot_id))
+            .await
     }
 
     /// Makes current again the newest ancestor of the current snapshot committed at or before
     /// `timestamp_ms` (Java's `rollbackToTime`).
     pub async fn rollback_to_time(&self, timestamp_ms: i64) -> Result<Table> {
-        self.commit(move |base| {
-            let target = base
-                .ancestors_of_current()
-                .find(|s| s.timestamp_ms <= timestamp_ms)
-                .ok_or_else(|| {
-                    Error::not_found(format!(
-                        "an ancestor of the current snapshot committed at or before {timestamp_ms}"
-                    ))
-                })?
-                .snapshot_id;
-            base.with_branch_moved(SnapshotReference::MAIN_BRANCH, target, true, now_ms())
-        })
-        .await
+        self.commit(MoveBranch::rollback_to_time(timestamp_ms))
+            .await
     }
 
     /// Expires snapshots by the table's retention policy (and `options`), commits, then
@@ -317,9 +254,14 @@ impl SnapshotManager {
     /// reachability from the metadata before and after, never by listing. A dry run commits
     /// and deletes nothing.
     pub async fn expire_snapshots(&self, options: &ExpireSnapshots) -> Result<ExpireReport> {
-        let before = self.load().await?;
-        let now = options.now_ms.unwrap_or_else(now_ms);
-        let (planned, expired, removed_refs) = expire(before.metadata(), options, now)?;
+        let before = self.target.load().await?;
+        let now = options.now_ms.unwrap_or_else(crate::catalog::now_ms);
+        let action = crate::transaction::ExpireSnapshots::new()
+            .with_older_than_ms(options.older_than_ms)
+            .with_retain_last(options.retain_last)
+            .with_snapshot_ids(options.snapshot_ids.clone())
+            .with_now_ms(Some(now));
+        let (expired, removed_refs) = action.plan(before.metadata(), now)?;
         if expired.is_empty() {
             return Ok(ExpireReport {
                 expired,
@@ -330,14 +272,30 @@ impl SnapshotManager {
             });
         }
         let after = match options.dry_run {
-            true => Table::from_parts(
-                self.io.clone(),
-                before.metadata_location().to_string(),
-                Arc::new(planned),
-            ),
+            true => {
+                let updates = removed_refs
+                    .iter()
+                    .map(|name| crate::spec::TableUpdate::RemoveSnapshotRef {
+                        ref_name: name.clone(),
+                    })
+                    .chain(std::iter::once(crate::spec::TableUpdate::RemoveSnapshots {
+                        snapshot_ids: expired.clone(),
+                    }))
+                    .collect::<Vec<_>>();
+                let planned = before
+                    .metadata()
+                    .apply(&updates, &crate::spec::ApplyContext::new(now))?;
+                Table::from_parts(
+                    before.io().clone(),
+                    before.metadata_location().to_string(),
+                    Arc::new(planned),
+                )
+            }
             false => {
-                let options = options.clone();
-                self.commit(move |base| expire(base, &options, now).map(|(next, ..)| next))
+                self.target
+                    .transaction(before.clone())
+                    .with_action(action)
+                    .commit()
                     .await?
             }
         };
@@ -373,93 +331,15 @@ impl SnapshotManager {
         })
     }
 
-    /// Creates ref `name` at `snapshot_id` (default: current); an existing one is an error.
-    async fn create_ref(
-        &self,
-        name: &str,
-        snapshot_id: Option<i64>,
-        make: impl Fn(i64) -> SnapshotReference,
-    ) -> Result<Table> {
-        let name = name.to_string();
-        self.commit(move |base| {
-            if base.refs.contains_key(&name) {
-                return Err(Error::InvalidArgument(format!(
-                    "ref '{name}' already exists"
-                )));
-            }
-            let id = match snapshot_id.or(base.current_snapshot_id) {
-                Some(id) => id,
-                None => {
-                    return Err(Error::InvalidArgument(format!(
-                        "the table has no current snapshot for ref '{name}' to point at"
-                    )));
-                }
-            };
-            base.with_ref(&name, make(id), now_ms())
-        })
-        .await
+    /// Commits one action on the table's current version.
+    async fn commit(&self, action: impl Action + 'static) -> Result<Table> {
+        self.target
+            .begin()
+            .await?
+            .with_action(action)
+            .commit()
+            .await
     }
-
-    async fn commit(
-        &self,
-        change: impl Fn(&TableMetadata) -> Result<TableMetadata>,
-    ) -> Result<Table> {
-        commit_metadata_change(&self.io, self.target.commit_target(), change).await
-    }
-
-    /// The table's current version, loaded strictly: every operation here commits or deletes.
-    async fn load(&self) -> Result<Table> {
-        let table = match &self.target {
-            WriteTarget::Directory { location } => {
-                return Table::load_for_write(self.io.clone(), location).await;
-            }
-            WriteTarget::Catalog {
-                catalog,
-                namespace,
-                table,
-            } => catalog.load_table(namespace, table).await?,
-        };
-        table.ensure_writable()?;
-        Ok(table)
-    }
-}
-
-/// The metadata after expiring what the policy and `options` expire, the expired ids and
-/// the removed refs.
-fn expire(
-    base: &TableMetadata,
-    options: &ExpireSnapshots,
-    now: i64,
-) -> Result<(TableMetadata, Vec<i64>, Vec<String>)> {
-    let mut defaults = RetentionDefaults::of(base, now)?;
-    if let Some(older_than) = options.older_than_ms {
-        defaults.max_snapshot_age_ms = now - older_than;
-    }
-    if let Some(n) = options.retain_last {
-        if n < 1 {
-            return Err(Error::InvalidArgument(format!(
-                "retain-last must be at least 1, not {n}"
-            )));
-        }
-        defaults.min_snapshots_to_keep = n;
-    }
-    let mut decided = retention(base, &defaults)?;
-    let heads: BTreeSet<i64> = decided.refs.values().map(|r| r.snapshot_id).collect();
-    for id in &options.snapshot_ids {
-        if base.snapshot_by_id(*id).is_none() {
-            return Err(Error::not_found(format!("snapshot {id}")));
-        }
-        if heads.contains(id) {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {id} cannot expire: a branch or tag points at it"
-            )));
-        }
-        if decided.kept.remove(id) {
-            decided.expired.push(*id);
-        }
-    }
-    let next = base.with_expired(&decided, now);
-    Ok((next, decided.expired, decided.removed_refs))
 }
 
 /// Deletes (unless dry) the files expiration made unreachable that lie under the table

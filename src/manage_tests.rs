@@ -9,10 +9,11 @@ use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::SessionContext;
 
 use super::*;
-use crate::commit::CommitTarget;
 use crate::provider::IcebergTableProvider;
+use crate::spec::SnapshotRetention;
 use crate::spec::{NestedField, PrimitiveType, Schema, SnapshotSelector};
 use crate::to_arrow::schema_to_arrow;
+use crate::transaction::WriteTarget;
 use crate::write::{TableCreation, append_batches};
 
 const DAY: i64 = 86_400_000;
@@ -45,8 +46,8 @@ async fn append(location: &str, id: i64, branch: &str) -> Table {
     let table = Table::load(io.clone(), location).await.unwrap();
     let schema = Arc::new(schema_to_arrow(table.metadata().current_schema()).unwrap());
     let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![id]))]).unwrap();
-    let target = CommitTarget::Directory { location };
-    append_batches(&io, target, &[batch], branch).await.unwrap()
+    let target = WriteTarget::directory(&io, &location).unwrap();
+    append_batches(&target, &[batch], branch).await.unwrap()
 }
 
 /// `(count(*), sum(id))` of the table at `selector`.
@@ -67,7 +68,7 @@ async fn count_sum(location: &str, selector: SnapshotSelector) -> (i64, i64) {
 }
 
 fn manager(location: &str) -> SnapshotManager {
-    SnapshotManager::new(FileIO::default(), WriteTarget::directory(location))
+    SnapshotManager::new(WriteTarget::directory(&FileIO::default(), location).unwrap())
 }
 
 fn exists(path: &str) -> bool {
@@ -89,7 +90,7 @@ async fn expiration_by_count_deletes_only_what_kept_snapshots_do_not_reach() {
     // so only their manifest lists become unreachable.
     let options = ExpireSnapshots {
         retain_last: Some(2),
-        now_ms: Some(crate::commit::now_ms() + 10 * DAY),
+        now_ms: Some(crate::catalog::now_ms() + 10 * DAY),
         dry_run: true,
         ..Default::default()
     };
@@ -171,7 +172,7 @@ async fn tags_keep_snapshots_and_explicit_ids_expire_unless_a_ref_points_at_them
     // keeps the first snapshot; the third expires.
     let report = m
         .expire_snapshots(&ExpireSnapshots {
-            now_ms: Some(crate::commit::now_ms() + 10 * DAY),
+            now_ms: Some(crate::catalog::now_ms() + 10 * DAY),
             ..Default::default()
         })
         .await
@@ -274,7 +275,7 @@ async fn branches_are_created_fast_forwarded_and_dropped_but_main_stays() {
     m.drop_ref("dev").await.unwrap();
     let err = m.drop_ref("main").await.unwrap_err();
     assert!(
-        err.to_string().contains("'main' cannot be dropped"),
+        err.to_string().contains("'main': it cannot be dropped"),
         "{err}"
     );
     let table = m.replace_tag("old", s[1]).await.unwrap();
@@ -322,8 +323,8 @@ async fn an_append_staged_on_a_branch_is_cherry_picked_onto_main_once() {
 async fn only_appends_are_cherry_picked() {
     let dir = tempfile::tempdir().unwrap();
     let (location, _) = table_with_commits(dir.path(), &[1, 2]).await;
-    let target = WriteTarget::directory(location.as_str());
-    let rewritten = crate::maintenance::rewrite_manifests(&FileIO::default(), &target, None)
+    let target = WriteTarget::directory(&FileIO::default(), location.as_str()).unwrap();
+    let rewritten = crate::maintenance::rewrite_manifests(&target, None)
         .await
         .unwrap()
         .table

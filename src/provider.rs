@@ -73,9 +73,10 @@ impl IcebergTableProvider {
     /// Opens the table at `location` (a metadata file or a table directory), reading objects
     /// through the stores registered in `ctx`.
     ///
-    /// INSERTs commit to that location as a directory table ([`WriteTarget::Directory`]: the
-    /// next `vN.metadata.json`); for a table of a SQLite catalog, build the provider with
-    /// [`IcebergTableProvider::with_write_target`] and [`WriteTarget::Catalog`] instead.
+    /// INSERTs commit to that location as a directory table ([`WriteTarget::directory`]: the
+    /// next `vN.metadata.json`; a metadata file outside a `metadata/` directory is read-only);
+    /// for a table of a catalog, build the provider with
+    /// [`IcebergTableProvider::with_write_target`] and [`WriteTarget::new`] instead.
     pub async fn open(ctx: &SessionContext, location: &str, options: TableOptions) -> Result<Self> {
         Self::open_with_runtime(ctx.runtime_env(), location, options).await
     }
@@ -88,9 +89,13 @@ impl IcebergTableProvider {
         options: TableOptions,
     ) -> Result<Self> {
         let io = FileIO::new(runtime, options.relocation.clone());
+        let target = WriteTarget::directory(&io, location).ok();
         let table = Table::load(io, location).await?;
-        Ok(Self::try_new(table, options.snapshot)?
-            .with_write_target(WriteTarget::directory(location)))
+        let provider = Self::try_new(table, options.snapshot)?;
+        Ok(match target {
+            Some(target) => provider.with_write_target(target),
+            None => provider,
+        })
     }
 
     /// A provider over a loaded table, at the state `selector` names (see
@@ -425,7 +430,7 @@ impl IcebergTableProvider {
     fn sink(&self, input_schema: SchemaRef, insert_op: InsertOp) -> Result<IcebergSink> {
         let table = self.table();
         let name = match &self.write_target {
-            Some(target) => target.name(),
+            Some(target) => target.name().to_string(),
             None => table.metadata_location().to_string(),
         };
         if insert_op != InsertOp::Append {

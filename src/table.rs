@@ -102,6 +102,15 @@ impl Table {
 
     /// [`Table::load_for_write`], with the version number of the current metadata file.
     pub(crate) async fn load_version_for_write(io: FileIO, location: &str) -> Result<(Self, u64)> {
+        let (table, version) = Self::load_version_strict(io, location).await?;
+        table.ensure_writable()?;
+        Ok((table, version))
+    }
+
+    /// The current version of the table directory at `location`, found strictly
+    /// ([`Access::Write`]: beyond doubt), with its version number; a moved table is loaded
+    /// relocated (not refused).
+    pub(crate) async fn load_version_strict(io: FileIO, location: &str) -> Result<(Self, u64)> {
         let table_dir = table_dir_of(location).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "cannot write to {location}: a metadata file outside a metadata/ directory \
@@ -116,7 +125,6 @@ impl Table {
             current.metadata,
             true,
         );
-        table.ensure_writable()?;
         Ok((table, current.version))
     }
 

@@ -20,9 +20,9 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::ipc::writer::FileWriter;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use icefloe::Relocation;
+use icefloe::WriteTarget;
 use icefloe::catalog::SqliteCatalog;
 use icefloe::catalog::datafusion::register_catalog_as_default;
-use icefloe::commit::CommitTarget;
 use icefloe::manage::{BranchRetention, ExpireSnapshots, SnapshotManager};
 use icefloe::spec::{Schema, Transform};
 use icefloe::to_arrow::schema_to_arrow;
@@ -182,12 +182,13 @@ async fn append_parquet(
             .collect();
         batches.push(RecordBatch::try_new(Arc::clone(&schema), columns).unwrap());
     }
-    let target = CommitTarget::Catalog {
-        catalog,
+    let target = WriteTarget::sqlite(
+        Arc::new(catalog.reopen().expect("catalog")),
         namespace,
         table,
-    };
-    append_batches(catalog.io(), target, &batches, "main")
+    )
+    .expect("target");
+    append_batches(&target, &batches, "main")
         .await
         .unwrap_or_else(|e| panic!("icefloe appending {input} to {namespace}.{table}: {e}"));
 }
@@ -321,8 +322,7 @@ async fn snapshot_management_agrees_with_pyiceberg() {
         .collect();
     assert_eq!(ids.len(), 3);
     let manager = SnapshotManager::new(
-        catalog.io().clone(),
-        icefloe::WriteTarget::catalog(Arc::clone(&catalog), "db", "mixed"),
+        icefloe::WriteTarget::sqlite(Arc::clone(&catalog), "db", "mixed").expect("target"),
     );
     manager.create_tag("v1", Some(ids[0]), None).await.unwrap();
     manager

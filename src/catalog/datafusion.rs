@@ -181,11 +181,7 @@ impl IcebergSchemaProvider {
     /// A provider of the current state of `table` (named `name` in this namespace) whose
     /// INSERT commits to the catalog row.
     fn writable(&self, table: Table, name: &str) -> Result<IcebergTableProvider> {
-        let target = WriteTarget::Catalog {
-            catalog: Arc::clone(&self.catalog),
-            namespace: self.namespace.clone(),
-            table: name.to_string(),
-        };
+        let target = WriteTarget::sqlite(Arc::clone(&self.catalog), &self.namespace, name)?;
         Ok(
             IcebergTableProvider::try_new(table, SnapshotSelector::Current)?
                 .with_write_target(target),

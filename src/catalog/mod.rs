@@ -1,9 +1,23 @@
-//! Where a table's current metadata pointer lives: a metadata file or table directory
-//! ([`file`](mod@file)), or a SQLite catalog in the JDBC / PyIceberg SqlCatalog layout ([`sqlite`]),
-//! plus the DataFusion `CatalogProvider` over a catalog ([`datafusion`](mod@self::datafusion)).
+//! Catalogs: where a table's current metadata pointer lives, and how it is swapped.
+//!
+//! [`Catalog`] is the one interface every catalog implements: namespaces, tables, and
+//! [`Catalog::commit_table`], the commit model of the Iceberg REST protocol (requirements that
+//! must hold of the current metadata, updates that turn it into the next). Implementations:
+//!
+//! - [`SqliteCatalog`] ([`sqlite`]): the JDBC / PyIceberg `SqlCatalog` layout; the pointer is a
+//!   row, swapped by a conditional update.
+//! - [`DirectoryCatalog`] ([`directory`]): tables as directories under a root (Iceberg's
+//!   "Hadoop" tables); the pointer is the newest `vN.metadata.json`, claimed by
+//!   create-if-absent ([`file`](mod@file) holds the one rule that finds it).
+//!
+//! [`datafusion`](mod@self::datafusion) exposes a catalog to DataFusion (`CatalogProvider`).
 
+mod api;
+mod commit;
 pub mod datafusion;
+pub mod directory;
 pub mod file;
+mod ident;
 pub mod sqlite;
 
 #[cfg(test)]
@@ -13,4 +27,8 @@ pub use self::datafusion::{
     IcebergCatalogProvider, IcebergCatalogs, IcebergSchemaProvider, register_catalog,
     register_catalog_as_default,
 };
+pub use api::Catalog;
+pub(crate) use commit::now_ms;
+pub use directory::DirectoryCatalog;
+pub use ident::{Namespace, TableIdent};
 pub use sqlite::SqliteCatalog;

@@ -28,10 +28,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+use super::commit::{
+    check_requirements, claim, created_metadata, creates, delete_dropped_metadata_files,
+    metadata_bytes, next_metadata,
+};
+use super::{Catalog, Namespace, TableIdent};
 use crate::error::{Error, Result};
 use crate::io::{FileIO, GC_ENABLED, TableScope, gc_enabled};
+use crate::spec::{TableRequirement, TableUpdate};
 use crate::table::Table;
 use crate::write::TableCreation;
 
@@ -160,6 +167,16 @@ impl SqliteCatalog {
         Self::open(db_path, Some(catalog_name), io)
     }
 
+    /// Another connection to the same catalog (same database, name, warehouse and IO), as a
+    /// second process would have it.
+    ///
+    /// Errors: those of [`Self::open`].
+    pub fn reopen(&self) -> Result<Self> {
+        let mut other = Self::open(&self.db_path, Some(&self.name), self.io.clone())?;
+        other.warehouse = self.warehouse.clone();
+        Ok(other)
+    }
+
     /// Sets the warehouse: new tables of a namespace without a `location` property go to
     /// `<warehouse>/<namespace levels>/<table>`. The default is the database file's directory.
     pub fn with_warehouse(mut self, location: impl Into<String>) -> Self {
@@ -204,9 +221,20 @@ impl SqliteCatalog {
         self.query_strings(sql, params![self.name], "listing namespaces")
     }
 
-    /// Whether the namespace (dot-joined) exists.
+    /// Whether the namespace (dot-joined) exists: it has tables or properties.
     pub fn namespace_exists(&self, namespace: &str) -> Result<bool> {
         Ok(self.list_namespaces()?.iter().any(|n| n == namespace))
+    }
+
+    /// Whether the namespace exists or holds one that does (`nested` when `nested.inner`
+    /// has tables): the levels of [`Catalog::list_namespaces`], as PyIceberg's `SqlCatalog`
+    /// decides.
+    fn namespace_or_parent_exists(&self, namespace: &str) -> Result<bool> {
+        let inside = format!("{namespace}.");
+        Ok(self
+            .list_namespaces()?
+            .iter()
+            .any(|n| n == namespace || n.starts_with(&inside)))
     }
 
     /// The names of the tables (not views) in a namespace, sorted.
@@ -320,7 +348,7 @@ impl SqliteCatalog {
     /// Creates a namespace (dot-joined for several levels) with `properties`; PyIceberg's
     /// minimal property `exists = true` is always stored.
     ///
-    /// Errors: [`Error::InvalidArgument`] when the namespace exists, [`Error::Unsupported`] for
+    /// Errors: [`Error::AlreadyExists`] when the namespace exists, [`Error::Unsupported`] for
     /// a database without `iceberg_namespace_properties` (Java's oldest layout).
     pub fn create_namespace(
         &self,
@@ -333,11 +361,16 @@ impl SqliteCatalog {
                 self.db().label()
             )));
         }
-        if namespace.is_empty() || self.namespace_exists(namespace)? {
-            return Err(Error::InvalidArgument(format!(
-                "namespace '{namespace}' already exists in catalog {} (or is empty)",
-                self.name
-            )));
+        if namespace.is_empty() {
+            return Err(Error::invalid(
+                "namespace ''",
+                "a namespace cannot be empty",
+            ));
+        }
+        if self.namespace_exists(namespace)? {
+            return Err(Error::AlreadyExists {
+                what: format!("namespace '{namespace}' in catalog {}", self.name),
+            });
         }
         let mut all = properties.clone();
         all.insert("exists".to_string(), "true".to_string());
@@ -407,7 +440,7 @@ impl SqliteCatalog {
     /// `<location>/metadata/00000-<uuid>.metadata.json` (create-if-absent), then adds the
     /// catalog row (`iceberg_type` `TABLE`).
     ///
-    /// Errors: [`Error::NotFound`] when the namespace does not exist; [`Error::InvalidArgument`]
+    /// Errors: [`Error::NotFound`] when the namespace does not exist; [`Error::AlreadyExists`]
     /// naming `namespace.table` when the catalog already has it (the existing table is left
     /// alone, and the metadata file written for the attempt is deleted); the errors of
     /// [`TableCreation::metadata`].
@@ -433,7 +466,7 @@ impl SqliteCatalog {
             metadata.location,
             uuid::Uuid::new_v4()
         );
-        let bytes = crate::write::metadata_bytes(&metadata, &path)?;
+        let bytes = metadata_bytes(&metadata, &path)?;
         if !self.io.write_new(&path, bytes).await? {
             return Err(self.exists_error(namespace, table));
         }
@@ -474,10 +507,9 @@ impl SqliteCatalog {
     }
 
     fn exists_error(&self, namespace: &str, table: &str) -> Error {
-        Error::InvalidArgument(format!(
-            "table {namespace}.{table} already exists in catalog {}",
-            self.name
-        ))
+        Error::AlreadyExists {
+            what: format!("table {namespace}.{table} in catalog {}", self.name),
+        }
     }
 
     /// Drops `namespace.table` from the catalog and returns the metadata file it pointed at.
@@ -578,6 +610,401 @@ impl SqliteCatalog {
     fn db(&self) -> DbRef<'_> {
         DbRef(&self.db_path)
     }
+}
+
+/// The namespace a [`Namespace`] is stored as: its levels dot-joined.
+///
+/// Errors: [`Error::InvalidArgument`] for the root (tables live in namespaces here) or a level
+/// with a dot (it would read back as two levels).
+fn dotted(namespace: &Namespace) -> Result<String> {
+    if namespace.is_root() {
+        return Err(Error::invalid(
+            "the root namespace",
+            "a SQLite catalog keeps tables and properties in named namespaces only",
+        ));
+    }
+    if let Some(level) = namespace.levels().iter().find(|l| l.contains('.')) {
+        return Err(Error::invalid(
+            format!("namespace level '{level}'"),
+            "a SQLite catalog stores namespaces dot-joined, so a level cannot contain a dot",
+        ));
+    }
+    Ok(namespace.dotted())
+}
+
+impl SqliteCatalog {
+    /// Renames `from` to `to` (a new row name; no file changes). See [`Catalog::rename_table`].
+    pub fn rename_table_entry(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        let (from_ns, to_ns) = (dotted(&from.namespace)?, dotted(&to.namespace)?);
+        if self.metadata_location(&from_ns, &from.name)?.is_none() {
+            return Err(self.table_not_found(&from_ns, &from.name));
+        }
+        if !self.namespace_exists(&to_ns)? {
+            return Err(self.namespace_not_found(&to_ns));
+        }
+        if self.metadata_location(&to_ns, &to.name)?.is_some() {
+            return Err(self.exists_error(&to_ns, &to.name));
+        }
+        let sql = format!(
+            "UPDATE iceberg_tables SET table_namespace = ?4, table_name = ?5
+             WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3{}",
+            self.table_filter()
+        );
+        let renamed = self
+            .lock()
+            .execute(&sql, params![self.name, from_ns, from.name, to_ns, to.name]);
+        match renamed {
+            Ok(1) => Ok(()),
+            Ok(_) => Err(self.table_not_found(&from_ns, &from.name)),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Err(self.exists_error(&to_ns, &to.name))
+            }
+            Err(e) => Err(self.db().error("renaming a table", e)),
+        }
+    }
+
+    /// Sets and removes namespace properties in one database transaction. See
+    /// [`Catalog::update_namespace_properties`].
+    pub fn update_namespace_properties_of(
+        &self,
+        namespace: &str,
+        removals: &[String],
+        updates: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        if let Some(key) = removals.iter().find(|k| updates.contains_key(*k)) {
+            return Err(Error::invalid(
+                format!("namespace property '{key}'"),
+                "it is both removed and set",
+            ));
+        }
+        if !self.namespace_exists(namespace)? {
+            return Err(self.namespace_not_found(namespace));
+        }
+        if !self.has_namespace_table {
+            return Err(Error::Unsupported(format!(
+                "catalog {}: the database has no iceberg_namespace_properties table",
+                self.db().label()
+            )));
+        }
+        let mut conn = self.lock();
+        let db = self.db();
+        let failed = |e| db.error("updating namespace properties", e);
+        let tx = conn.transaction().map_err(failed)?;
+        for key in removals {
+            tx.execute(
+                "DELETE FROM iceberg_namespace_properties
+                 WHERE catalog_name = ?1 AND namespace = ?2 AND property_key = ?3",
+                params![self.name, namespace, key],
+            )
+            .map_err(failed)?;
+        }
+        for (key, value) in updates {
+            tx.execute(
+                "INSERT INTO iceberg_namespace_properties VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (catalog_name, namespace, property_key)
+                 DO UPDATE SET property_value = excluded.property_value",
+                params![self.name, namespace, key, value],
+            )
+            .map_err(failed)?;
+        }
+        tx.commit().map_err(failed)
+    }
+
+    /// Drops an empty namespace (its properties). See [`Catalog::drop_namespace`].
+    pub fn drop_namespace_entry(&self, namespace: &str) -> Result<()> {
+        if !self.namespace_exists(namespace)? {
+            return Err(self.namespace_not_found(namespace));
+        }
+        let inside = format!("{namespace}.");
+        let nested = self
+            .list_namespaces()?
+            .into_iter()
+            .any(|n| n.starts_with(&inside));
+        let has_tables = !self
+            .query_strings(
+                "SELECT table_name FROM iceberg_tables
+                 WHERE catalog_name = ?1 AND table_namespace = ?2",
+                params![self.name, namespace],
+                "listing tables",
+            )?
+            .is_empty();
+        if nested || has_tables {
+            return Err(Error::invalid(
+                format!("namespace '{namespace}'"),
+                "cannot be dropped: it holds tables, views or namespaces",
+            ));
+        }
+        if self.has_namespace_table {
+            self.lock()
+                .execute(
+                    "DELETE FROM iceberg_namespace_properties
+                     WHERE catalog_name = ?1 AND namespace = ?2",
+                    params![self.name, namespace],
+                )
+                .map_err(|e| self.db().error("dropping a namespace", e))?;
+        }
+        Ok(())
+    }
+
+    /// Adds the table `namespace.table` pointing at an existing metadata file (read first: it
+    /// must be valid). See [`Catalog::register_table`].
+    pub async fn register_table_at(
+        &self,
+        namespace: &str,
+        table: &str,
+        metadata_location: &str,
+    ) -> Result<Table> {
+        if !self.namespace_exists(namespace)? {
+            return Err(self.namespace_not_found(namespace));
+        }
+        if self.metadata_location(namespace, table)?.is_some() {
+            return Err(self.exists_error(namespace, table));
+        }
+        let loaded =
+            Table::load_metadata_file(self.io.clone(), metadata_location.to_string()).await?;
+        self.insert_table_row(namespace, table, metadata_location)?;
+        Ok(loaded)
+    }
+
+    fn table_not_found(&self, namespace: &str, table: &str) -> Error {
+        Error::not_found(format!(
+            "table {namespace}.{table} in catalog {}",
+            self.name
+        ))
+    }
+
+    fn namespace_not_found(&self, namespace: &str) -> Error {
+        Error::not_found(format!("namespace {namespace} in catalog {}", self.name))
+    }
+
+    /// The table's current version for a commit: its pointer row, loaded, refused when moved.
+    async fn load_for_commit(&self, namespace: &str, table: &str) -> Result<Table> {
+        let loaded = self.load_table(namespace, table).await?;
+        loaded.ensure_writable()?;
+        Ok(loaded)
+    }
+
+    /// An `assert-create` commit: the first metadata file, then the row.
+    async fn commit_create(
+        &self,
+        ident: &TableIdent,
+        requirements: &[TableRequirement],
+        updates: &[TableUpdate],
+    ) -> Result<Table> {
+        let namespace = dotted(&ident.namespace)?;
+        let qualified = format!("{namespace}.{}", ident.name);
+        if !self.namespace_exists(&namespace)? {
+            return Err(self.namespace_not_found(&namespace));
+        }
+        if self.metadata_location(&namespace, &ident.name)?.is_some() {
+            return Err(Error::CommitConflict {
+                table: qualified,
+                reason: "assert-create failed: the table exists".to_string(),
+            });
+        }
+        check_requirements(&qualified, requirements, None)?;
+        let location = self.default_table_location(&namespace, &ident.name)?;
+        let metadata = created_metadata(updates, &location)?;
+        let path = format!(
+            "{}/metadata/00000-{}.metadata.json",
+            metadata.location.trim_end_matches('/'),
+            uuid::Uuid::new_v4()
+        );
+        let bytes = metadata_bytes(&metadata, &path)?;
+        if !claim(&self.io, &qualified, &path, bytes).await? {
+            return Err(Error::CommitConflict {
+                table: qualified,
+                reason: format!("{path} exists"),
+            });
+        }
+        if let Err(e) = self.insert_table_row(&namespace, &ident.name, &path) {
+            let _ = self.io.delete(&path).await;
+            return Err(match e {
+                Error::AlreadyExists { .. } => Error::CommitConflict {
+                    table: qualified,
+                    reason: "another writer created the table first".to_string(),
+                },
+                other => other,
+            });
+        }
+        Ok(Table::from_parts(self.io.clone(), path, Arc::new(metadata)))
+    }
+}
+
+#[async_trait]
+impl Catalog for SqliteCatalog {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn io(&self) -> &FileIO {
+        &self.io
+    }
+
+    async fn list_namespaces(&self, parent: &Namespace) -> Result<Vec<Namespace>> {
+        if !parent.is_root() && !self.namespace_or_parent_exists(&dotted(parent)?)? {
+            return Err(self.namespace_not_found(&parent.dotted()));
+        }
+        let depth = parent.levels().len();
+        let mut children = std::collections::BTreeSet::new();
+        for name in SqliteCatalog::list_namespaces(self)? {
+            let levels: Vec<&str> = name.split('.').collect();
+            if levels.len() > depth && levels[..depth] == parent.levels()[..] {
+                children.insert(Namespace::new(levels[..=depth].iter().copied())?);
+            }
+        }
+        Ok(children.into_iter().collect())
+    }
+
+    async fn namespace_exists(&self, namespace: &Namespace) -> Result<bool> {
+        match namespace.is_root() {
+            true => Ok(true),
+            false => self.namespace_or_parent_exists(&dotted(namespace)?),
+        }
+    }
+
+    async fn create_namespace(
+        &self,
+        namespace: &Namespace,
+        properties: BTreeMap<String, String>,
+    ) -> Result<()> {
+        SqliteCatalog::create_namespace(self, &dotted(namespace)?, &properties)
+    }
+
+    async fn namespace_properties(
+        &self,
+        namespace: &Namespace,
+    ) -> Result<BTreeMap<String, String>> {
+        let dotted = dotted(namespace)?;
+        if !self.namespace_or_parent_exists(&dotted)? {
+            return Err(self.namespace_not_found(&dotted));
+        }
+        SqliteCatalog::namespace_properties(self, &dotted)
+    }
+
+    async fn update_namespace_properties(
+        &self,
+        namespace: &Namespace,
+        removals: &[String],
+        updates: BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.update_namespace_properties_of(&dotted(namespace)?, removals, &updates)
+    }
+
+    async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
+        self.drop_namespace_entry(&dotted(namespace)?)
+    }
+
+    async fn list_tables(&self, namespace: &Namespace) -> Result<Vec<TableIdent>> {
+        SqliteCatalog::list_tables(self, &dotted(namespace)?)?
+            .into_iter()
+            .map(|name| TableIdent::new(namespace.clone(), name))
+            .collect()
+    }
+
+    async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {
+        Ok(self
+            .metadata_location(&dotted(&ident.namespace)?, &ident.name)?
+            .is_some())
+    }
+
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+        SqliteCatalog::load_table(self, &dotted(&ident.namespace)?, &ident.name).await
+    }
+
+    async fn refresh(&self, ident: &TableIdent, known: &Table) -> Result<Option<Table>> {
+        let namespace = dotted(&ident.namespace)?;
+        let pointer = self.metadata_location(&namespace, &ident.name)?;
+        match pointer.as_deref() == Some(known.metadata_location()) {
+            true => Ok(None),
+            false => self
+                .load_for_commit(&namespace, &ident.name)
+                .await
+                .map(Some),
+        }
+    }
+
+    async fn create_table(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table> {
+        SqliteCatalog::create_table(self, &dotted(&ident.namespace)?, &ident.name, creation).await
+    }
+
+    async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
+        self.register_table_at(&dotted(&ident.namespace)?, &ident.name, metadata_location)
+            .await
+    }
+
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
+        SqliteCatalog::drop_table(self, &dotted(&ident.namespace)?, &ident.name, purge)
+            .await
+            .map(drop)
+    }
+
+    async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        self.rename_table_entry(from, to)
+    }
+
+    async fn commit_table(
+        &self,
+        ident: &TableIdent,
+        requirements: &[TableRequirement],
+        updates: &[TableUpdate],
+    ) -> Result<Table> {
+        if creates(requirements) {
+            return self.commit_create(ident, requirements, updates).await;
+        }
+        let namespace = dotted(&ident.namespace)?;
+        let qualified = format!("{namespace}.{}", ident.name);
+        let base = self.load_for_commit(&namespace, &ident.name).await?;
+        check_requirements(&qualified, requirements, Some(base.metadata()))?;
+        let next = next_metadata(
+            &qualified,
+            base.metadata(),
+            base.metadata_location(),
+            updates,
+        )?;
+        let path = next_metadata_location(base.metadata_location(), &next.location);
+        let bytes = metadata_bytes(&next, &path)?;
+        if !claim(&self.io, &qualified, &path, bytes).await? {
+            return Err(Error::CommitConflict {
+                table: qualified,
+                reason: format!("{path} exists"),
+            });
+        }
+        let swapped =
+            self.commit_metadata_location(&namespace, &ident.name, base.metadata_location(), &path);
+        if let Err(e) = swapped {
+            // A SQLite statement is atomic: unless the row now names our file, it did not change.
+            let landed = self
+                .metadata_location(&namespace, &ident.name)
+                .ok()
+                .flatten();
+            if landed.as_deref() != Some(path.as_str()) {
+                let _ = self.io.delete(&path).await;
+                return Err(e);
+            }
+        }
+        delete_dropped_metadata_files(base.io(), base.metadata(), &next).await;
+        Ok(Table::from_parts(base.io().clone(), path, Arc::new(next)))
+    }
+}
+
+/// A catalog table's next metadata file: `NNNNN-uuid.metadata.json`, numbered after the
+/// current one (a fresh uuid keeps concurrent writers' files apart; the row decides).
+pub(crate) fn next_metadata_location(current: &str, table_location: &str) -> String {
+    let dir = format!("{}/metadata", table_location.trim_end_matches('/'));
+    let name = current.rsplit('/').next().unwrap_or(current);
+    let number = name
+        .split(['-', '.'])
+        .next()
+        .and_then(|n| n.trim_start_matches('v').parse::<u64>().ok())
+        .unwrap_or(0);
+    format!(
+        "{dir}/{:05}-{}.metadata.json",
+        number + 1,
+        uuid::Uuid::new_v4()
+    )
 }
 
 /// The database file, for error messages.

@@ -355,7 +355,7 @@ fn namespaces_are_created_once_with_their_properties() {
         .create_namespace("db", &BTreeMap::new())
         .unwrap_err();
     assert!(
-        err.to_string().contains("namespace 'db' already exists"),
+        matches!(err, Error::AlreadyExists { .. }) && err.to_string().contains("namespace 'db'"),
         "{err}"
     );
 }
@@ -405,8 +405,8 @@ async fn create_table_writes_metadata_and_the_row() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string()
-            .contains("table db.t already exists in catalog default"),
+        matches!(err, Error::AlreadyExists { .. })
+            && err.to_string().contains("table db.t in catalog default"),
         "{err}"
     );
     assert_eq!(
@@ -436,7 +436,7 @@ async fn create_table_writes_metadata_and_the_row() {
 
 #[tokio::test]
 async fn drop_table_keeps_files_unless_purged() {
-    use crate::commit::CommitTarget;
+    use crate::transaction::WriteTarget;
     use datafusion::arrow::array::{Int64Array, RecordBatch};
 
     let (dir, catalog) = scratch();
@@ -452,12 +452,10 @@ async fn drop_table_keeps_files_unless_purged() {
             vec![std::sync::Arc::new(Int64Array::from(vec![1, 2, 3]))],
         )
         .unwrap();
-        let target = CommitTarget::Catalog {
-            catalog: &catalog,
-            namespace: "db",
-            table: name,
-        };
-        crate::write::append_batches(catalog.io(), target, &[batch], "main")
+        let target =
+            WriteTarget::sqlite(std::sync::Arc::new(catalog.reopen().unwrap()), "db", name)
+                .unwrap();
+        crate::write::append_batches(&target, &[batch], "main")
             .await
             .unwrap();
     }

@@ -198,9 +198,9 @@ pub(super) async fn run_remove_orphans<W: Write>(
 /// `icefloe check`: the table's current version, as a reader finds it (a newer version that
 /// cannot be read is a problem too), checked against its files.
 pub(super) async fn run_check<W: Write>(args: &CheckArgs, out: &mut W) -> CliResult<()> {
-    let (io, target) = write_target(&args.target)?;
-    let (table, skipped) = match &target {
-        WriteTarget::Directory { location } => {
+    let (io, target, location) = write_target(&args.target)?;
+    let (table, skipped) = match &location {
+        Some(location) => {
             let table = Table::load(io.clone(), location).await?;
             let skipped = match table_dir_of(location) {
                 Some(dir) if !is_metadata_file(location) => {
@@ -210,11 +210,10 @@ pub(super) async fn run_check<W: Write>(args: &CheckArgs, out: &mut W) -> CliRes
             };
             (table, skipped)
         }
-        WriteTarget::Catalog {
-            catalog,
-            namespace,
-            table,
-        } => (catalog.load_table(namespace, table).await?, Vec::new()),
+        None => (
+            target.catalog().load_table(target.ident()).await?,
+            Vec::new(),
+        ),
     };
     let mut done = check_table(&table).await?;
     for path in skipped {
@@ -260,10 +259,10 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
     args: &RewriteManifestsArgs,
     out: &mut W,
 ) -> CliResult<()> {
-    let (io, target) = write_target(&args.target)?;
+    let (_, target, _) = write_target(&args.target)?;
     let bar = bar("rewriting manifests");
     let progress = feed(&bar, "writing manifests");
-    let done = rewrite_manifests_with_progress(&io, &target, args.target_size, &progress).await;
+    let done = rewrite_manifests_with_progress(&target, args.target_size, &progress).await;
     bar.finish_and_clear();
     let done = done?;
     let text = format!("rewrote {} manifest(s) into {}", done.rewritten, done.added);
@@ -301,23 +300,25 @@ fn feed(bar: &ProgressBar, message: &'static str) -> Progress {
 
 /// The manager of the table `target` names.
 fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
-    let (io, write) = write_target(target)?;
-    Ok(SnapshotManager::new(io, write))
+    let (_, write, _) = write_target(target)?;
+    Ok(SnapshotManager::new(write))
 }
 
-/// Where the table `target` names lives, and the IO to reach it.
-fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget)> {
+/// Where the table `target` names lives, the IO to reach it, and its location when it is named
+/// by one (a table directory or metadata file).
+fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, Option<String>)> {
     let io = FileIO::new(
         Arc::new(RuntimeEnv::default()),
         relocation_of(&target.relocate),
     );
-    if let Some(named) = target.tables.iter().find(|t| t.name == target.table) {
-        let write = WriteTarget::directory(named.location.as_str());
-        return Ok((io, write));
-    }
-    let Some(db) = &target.catalog else {
-        let write = WriteTarget::directory(target.table.as_str());
-        return Ok((io, write));
+    let named = target.tables.iter().find(|t| t.name == target.table);
+    let db = match (named, &target.catalog) {
+        (None, Some(db)) => db,
+        (named, _) => {
+            let location = named.map_or(&target.table, |n| &n.location).clone();
+            let write = WriteTarget::directory(&io, &location)?;
+            return Ok((io, write, Some(location)));
+        }
     };
     let (namespace, table) = match target.table.rsplit_once('.') {
         Some((ns, t)) if !ns.is_empty() && !t.is_empty() => (ns, t),
@@ -329,7 +330,7 @@ fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget)> {
         }
     };
     let catalog = Arc::new(SqliteCatalog::open(db, None, io.clone())?);
-    Ok((io, WriteTarget::catalog(catalog, namespace, table)))
+    Ok((io, WriteTarget::sqlite(catalog, namespace, table)?, None))
 }
 
 fn report<W: Write>(out: &mut W, format: ReportFormat, text: &str, object: Value) -> CliResult<()> {

@@ -347,6 +347,33 @@ impl FileIO {
             .collect())
     }
 
+    /// The names of the directories directly under a directory location, sorted (a missing
+    /// directory has none). Local symbolic links are not followed: a link is not a directory.
+    pub async fn list_subdirs(&self, location: &str) -> Result<Vec<String>> {
+        if let Some(dir) = self.local_path(location) {
+            let shown = location.to_string();
+            return tokio::task::spawn_blocking(move || local_subdirs(&dir, &shown))
+                .await
+                .map_err(|e| Error::Io {
+                    path: location.to_string(),
+                    source: Box::new(e),
+                })?;
+        }
+        let r = self.resolve(location)?;
+        let listed = r
+            .store
+            .list_with_delimiter(Some(&r.path))
+            .await
+            .map_err(|e| store_error(location, e))?;
+        let mut names: Vec<String> = listed
+            .common_prefixes
+            .into_iter()
+            .filter_map(|p| p.filename().map(str::to_string))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     /// Lists every object under a directory location, recursively.
     pub async fn list_recursive(&self, location: &str) -> Result<Vec<ObjectMeta>> {
         let r = self.resolve(location)?;
@@ -363,6 +390,28 @@ impl FileIO {
         split_location(&relocated)
             .ok_or_else(|| Error::InvalidArgument(format!("'{location}' is not a valid location")))
     }
+}
+
+/// The directories directly in a local directory, by name, sorted (none when it is missing).
+fn local_subdirs(dir: &std::path::Path, shown: &str) -> Result<Vec<String>> {
+    let io_error = |e: std::io::Error| Error::Io {
+        path: shown.to_string(),
+        source: Box::new(e),
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_error(e)),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_error)?;
+        if entry.file_type().map_err(io_error)?.is_dir() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
 }
 
 /// A location in the form a table location is recorded in: `.` and `..` segments resolved,

@@ -29,7 +29,7 @@ use object_store::path::Path as ObjectPath;
 
 use super::reachable::reachable_files;
 use crate::catalog::file::{VERSION_HINTS, metadata_file_version};
-use crate::commit::now_ms;
+use crate::catalog::now_ms;
 use crate::error::{Error, Result};
 use crate::io::{GC_ENABLED, ListedFile, ResolvedLocation, gc_enabled};
 use crate::scan::deletes::index::resolved_key;

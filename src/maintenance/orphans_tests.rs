@@ -13,10 +13,10 @@ use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::SessionContext;
 
 use super::{OrphanFiles, remove_orphan_files};
-use crate::commit::CommitTarget;
 use crate::error::Error;
 use crate::spec::SnapshotSelector;
 use crate::to_arrow::schema_to_arrow;
+use crate::transaction::WriteTarget;
 use crate::write::{AppendWriter, TableCreation, append_batches};
 use crate::{FileIO, IcebergTableProvider, Table};
 
@@ -37,8 +37,8 @@ async fn table(location: &str, commits: &[&[i64]]) -> Table {
         .await
         .unwrap();
     for ids in commits {
-        let target = CommitTarget::Directory { location };
-        table = append_batches(&io, target, &[batch(&table, ids)], "main")
+        let target = WriteTarget::directory(&io, &location).unwrap();
+        table = append_batches(&target, &[batch(&table, ids)], "main")
             .await
             .unwrap();
     }

@@ -10,23 +10,18 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
+use async_trait::async_trait;
 
-use crate::commit::{commit_metadata_change, now_ms};
 use crate::error::{Error, Result};
-use crate::io::FileIO;
-use crate::manage::{Progress, SnapshotManager};
+use crate::manage::Progress;
+use crate::scan::read_manifest_list;
 use crate::scan::read_manifests;
-use crate::scan::{partition_type, read_manifest_list};
-use crate::spec::manifest_writer::{write_manifest, write_manifest_list};
-use crate::spec::metadata::update::new_snapshot_id;
-use crate::spec::partition_summary::summarize;
 use crate::spec::snapshot::{Operation, Summary};
 use crate::spec::{
-    Literal, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, Snapshot,
+    Literal, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, TableMetadata,
 };
 use crate::table::Table;
-use crate::write::WriteTarget;
+use crate::transaction::{Action, Changes, CommitContext, SnapshotProducer, WriteTarget};
 
 /// The table property for the size of rewritten manifests.
 pub const MANIFEST_TARGET_SIZE_BYTES: &str = "commit.manifest.target-size-bytes";
@@ -52,30 +47,27 @@ pub struct RewriteReport {
 /// When another writer commits first, the rewrite fails with [`Error::CommitConflict`] and
 /// its files are deleted (run it again).
 pub async fn rewrite_manifests(
-    io: &FileIO,
     target: &WriteTarget,
     target_size_bytes: Option<u64>,
 ) -> Result<RewriteReport> {
-    rewrite_manifests_with_progress(io, target, target_size_bytes, &Progress::default()).await
+    rewrite_manifests_with_progress(target, target_size_bytes, &Progress::default()).await
 }
 
 /// [`rewrite_manifests`], telling `progress` `(written, to write)` as manifests are written.
 pub async fn rewrite_manifests_with_progress(
-    io: &FileIO,
     target: &WriteTarget,
     target_size_bytes: Option<u64>,
     progress: &Progress,
 ) -> Result<RewriteReport> {
-    let base = SnapshotManager::new(io.clone(), target.clone())
-        .table()
-        .await?;
-    let metadata = base.metadata();
+    let base = target.load().await?;
+    let (io, metadata) = (base.io().clone(), std::sync::Arc::clone(base.metadata()));
+    let nothing = RewriteReport {
+        rewritten: 0,
+        added: 0,
+        table: None,
+    };
     let Some(parent) = metadata.current_snapshot() else {
-        return Ok(RewriteReport {
-            rewritten: 0,
-            added: 0,
-            table: None,
-        });
+        return Ok(nothing);
     };
     let target_size = match target_size_bytes {
         Some(n) => n.max(1),
@@ -85,7 +77,7 @@ pub async fn rewrite_manifests_with_progress(
             .unwrap_or(MANIFEST_TARGET_SIZE_DEFAULT)
             .max(1),
     };
-    let listed = read_manifest_list(io, metadata, parent).await?;
+    let listed = read_manifest_list(&io, &metadata, parent).await?;
     let mut by_spec: BTreeMap<i32, Vec<ManifestFile>> = BTreeMap::new();
     let mut kept = Vec::new();
     for manifest in listed.iter().cloned() {
@@ -97,9 +89,7 @@ pub async fn rewrite_manifests_with_progress(
             ManifestContent::Deletes => kept.push(manifest),
         }
     }
-    let snapshot_id = new_snapshot_id();
-    let sequence_number = metadata.next_sequence_number();
-    let schema = metadata.current_schema();
+    let mut producer = SnapshotProducer::new("main");
     let mut written: Vec<ManifestFile> = Vec::new();
     let mut rewritten = 0;
     for (spec_id, manifests) in by_spec {
@@ -109,15 +99,11 @@ pub async fn rewrite_manifests_with_progress(
             kept.extend(manifests);
             continue;
         }
-        let spec = metadata
-            .partition_spec_by_id(spec_id)
-            .ok_or_else(|| Error::corrupt("", format!("partition spec {spec_id} is missing")))?;
-        let ptype = partition_type(metadata, spec)?;
         let bytes: u64 = manifests
             .iter()
             .map(|m| u64::try_from(m.manifest_length).unwrap_or(0))
             .sum();
-        let decoded = read_manifests(io, metadata, &manifests).await?;
+        let decoded = read_manifests(&io, &metadata, &manifests).await?;
         let mut entries: Vec<ManifestEntry> = decoded
             .into_iter()
             .flat_map(|m| m.entries)
@@ -138,66 +124,23 @@ pub async fn rewrite_manifests_with_progress(
         let planned = written.len() + entries.len().div_ceil(per_manifest);
         for chunk in entries.chunks(per_manifest) {
             progress.report(written.len(), planned);
-            let avro = write_manifest(metadata, schema, spec, ManifestContent::Data, chunk)?;
-            let path = format!(
-                "{}/metadata/{}-m{}.avro",
-                metadata.location.trim_end_matches('/'),
-                uuid::Uuid::new_v4(),
-                written.len()
-            );
-            let length = i64::try_from(avro.len()).unwrap_or(i64::MAX);
-            if let Err(e) = io.write(&path, Bytes::from(avro)).await {
-                delete_manifests(io, &written).await;
-                return Err(e);
+            let content = ManifestContent::Data;
+            match producer
+                .write_manifest(&io, &metadata, spec_id, content, chunk)
+                .await
+            {
+                Ok(manifest) => written.push(manifest),
+                Err(e) => {
+                    crate::transaction::delete_all(&io, &producer.written()).await;
+                    return Err(e);
+                }
             }
-            let mut manifest =
-                ManifestFile::new(path, length, spec_id, ManifestContent::Data, snapshot_id);
-            manifest.sequence_number = sequence_number;
-            manifest.min_sequence_number = chunk
-                .iter()
-                .filter_map(|e| e.sequence_number)
-                .min()
-                .unwrap_or(sequence_number);
-            manifest.added_files_count = Some(0);
-            manifest.existing_files_count = Some(i32::try_from(chunk.len()).unwrap_or(i32::MAX));
-            manifest.deleted_files_count = Some(0);
-            manifest.added_rows_count = Some(0);
-            manifest.existing_rows_count =
-                Some(chunk.iter().map(|e| e.data_file.record_count).sum());
-            manifest.deleted_rows_count = Some(0);
-            manifest.partitions = Some(summarize(
-                &ptype,
-                chunk.iter().map(|e| e.data_file.partition.as_slice()),
-            ));
-            written.push(manifest);
         }
     }
     if written.is_empty() {
-        return Ok(RewriteReport {
-            rewritten: 0,
-            added: 0,
-            table: None,
-        });
+        return Ok(nothing);
     }
     let added = written.len();
-    let mut list_entries = written.clone();
-    list_entries.extend(kept.iter().cloned());
-    let list = write_manifest_list(
-        metadata.format_version,
-        snapshot_id,
-        Some(parent.snapshot_id),
-        sequence_number,
-        &list_entries,
-    )?;
-    let list_path = format!(
-        "{}/metadata/snap-{snapshot_id}-{sequence_number}-{}.avro",
-        metadata.location.trim_end_matches('/'),
-        uuid::Uuid::new_v4()
-    );
-    if let Err(e) = io.write(&list_path, Bytes::from(list)).await {
-        delete_manifests(io, &written).await;
-        return Err(e);
-    }
     let mut properties: BTreeMap<String, String> = parent
         .summary
         .as_ref()
@@ -212,42 +155,66 @@ pub async fn rewrite_manifests_with_progress(
     properties.insert("manifests-created".into(), added.to_string());
     properties.insert("manifests-replaced".into(), rewritten.to_string());
     properties.insert("manifests-kept".into(), kept.len().to_string());
-    properties.insert("engine-name".into(), "icefloe".into());
-    let snapshot = Snapshot {
-        snapshot_id,
-        parent_snapshot_id: Some(parent.snapshot_id),
-        sequence_number,
-        timestamp_ms: now_ms().max(metadata.last_updated_ms),
-        manifest_list: Some(list_path.clone()),
-        manifests: None,
-        summary: Some(Summary::new(Operation::Replace, properties)),
-        schema_id: Some(metadata.current_schema_id),
-        first_row_id: None,
-        added_rows: None,
-        key_id: None,
+    let action = RewriteManifests {
+        producer,
+        added: written,
+        kept,
+        parent: parent.snapshot_id,
+        summary: Summary::new(Operation::Replace, properties),
     };
-    let planned_parent = parent.snapshot_id;
-    let committed = commit_metadata_change(io, target.commit_target(), |current| {
-        if current.current_snapshot_id != Some(planned_parent) {
-            return Err(Error::CommitConflict {
+    let table = target
+        .transaction(base)
+        .with_action(action)
+        .commit()
+        .await?;
+    Ok(RewriteReport {
+        rewritten,
+        added,
+        table: Some(table),
+    })
+}
+
+/// The commit of a rewrite: a `replace` snapshot of the merged manifests on `main`, valid only
+/// while `main` is still the snapshot whose manifests were merged.
+#[derive(Debug)]
+struct RewriteManifests {
+    producer: SnapshotProducer,
+    added: Vec<ManifestFile>,
+    kept: Vec<ManifestFile>,
+    parent: i64,
+    summary: Summary,
+}
+
+#[async_trait]
+impl Action for RewriteManifests {
+    fn validate(&self, _base: &TableMetadata, current: &TableMetadata) -> Result<()> {
+        match current.current_snapshot_id == Some(self.parent) {
+            true => Ok(()),
+            false => Err(Error::CommitConflict {
                 table: current.location.clone(),
                 reason: "another commit came first; rewrite the manifests again".into(),
-            });
+            }),
         }
-        current.with_snapshot(snapshot.clone(), "main", None)
-    })
-    .await;
-    match committed {
-        Ok(table) => Ok(RewriteReport {
-            rewritten,
-            added,
-            table: Some(table),
-        }),
-        Err(e) => {
-            delete_manifests(io, &written).await;
-            let _ = io.delete(&list_path).await;
-            Err(e)
-        }
+    }
+
+    async fn changes(
+        &mut self,
+        context: &CommitContext<'_>,
+        current: &TableMetadata,
+    ) -> Result<Changes> {
+        let summary = self.summary.clone();
+        let kept = self.kept.clone();
+        self.producer
+            .produce(context, current, &self.added, kept, summary)
+            .await
+    }
+
+    fn written(&self) -> Vec<String> {
+        self.producer.written()
+    }
+
+    fn superseded(&self) -> Vec<String> {
+        self.producer.superseded()
     }
 }
 
@@ -265,12 +232,6 @@ fn partition_order(a: &[Option<Literal>], b: &[Option<Literal>]) -> Ordering {
         }
     }
     a.len().cmp(&b.len())
-}
-
-async fn delete_manifests(io: &FileIO, manifests: &[ManifestFile]) {
-    for m in manifests {
-        let _ = io.delete(&m.manifest_path).await;
-    }
 }
 
 #[cfg(test)]

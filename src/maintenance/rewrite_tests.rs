@@ -6,11 +6,12 @@ use datafusion::arrow::array::{Int64Array, RecordBatch};
 use datafusion::prelude::SessionContext;
 
 use super::*;
-use crate::commit::CommitTarget;
+use crate::io::FileIO;
 use crate::provider::IcebergTableProvider;
 use crate::scan::plan_metric;
 use crate::spec::{NestedField, PrimitiveType, Schema, SnapshotSelector};
 use crate::to_arrow::schema_to_arrow;
+use crate::transaction::WriteTarget;
 use crate::write::{TableCreation, append_batches};
 
 /// A table `(id long, k long)` partitioned by `bucket(2, k)`, one commit per id (k = id).
@@ -34,10 +35,8 @@ async fn table(dir: &std::path::Path, ids: &[i64]) -> String {
     for id in ids {
         let column = Arc::new(Int64Array::from(vec![*id]));
         let batch = RecordBatch::try_new(Arc::clone(&arrow), vec![column.clone(), column]).unwrap();
-        let target = CommitTarget::Directory {
-            location: &location,
-        };
-        append_batches(&io, target, &[batch], "main").await.unwrap();
+        let target = WriteTarget::directory(&io, &location).unwrap();
+        append_batches(&target, &[batch], "main").await.unwrap();
     }
     location
 }
@@ -72,10 +71,8 @@ async fn many_small_manifests_become_one_with_the_same_rows() {
     let before = Table::load(FileIO::default(), &location).await.unwrap();
     let last_append = before.metadata().current_snapshot_id.unwrap();
     assert_eq!(scan(&location, SnapshotSelector::Current).await, (6, 21, 6));
-    let target = WriteTarget::directory(location.as_str());
-    let report = rewrite_manifests(&FileIO::default(), &target, None)
-        .await
-        .unwrap();
+    let target = WriteTarget::directory(&FileIO::default(), location.as_str()).unwrap();
+    let report = rewrite_manifests(&target, None).await.unwrap();
     assert_eq!((report.rewritten, report.added), (6, 1));
     let after = report.table.unwrap();
     let snapshot = after.metadata().current_snapshot().unwrap();
@@ -98,7 +95,7 @@ async fn many_small_manifests_become_one_with_the_same_rows() {
     let old = SnapshotSelector::SnapshotId(last_append);
     assert_eq!(scan(&location, old).await, (6, 21, 6));
     // A second rewrite finds one small manifest per spec: nothing to merge or split.
-    let report = rewrite_manifests(&io, &target, None).await.unwrap();
+    let report = rewrite_manifests(&target, None).await.unwrap();
     assert_eq!(report.rewritten, 0, "one manifest left: nothing to merge");
 }
 
@@ -106,10 +103,8 @@ async fn many_small_manifests_become_one_with_the_same_rows() {
 async fn a_small_target_size_gives_several_manifests() {
     let dir = tempfile::tempdir().unwrap();
     let location = table(dir.path(), &[1, 2, 3, 4]).await;
-    let target = WriteTarget::directory(location.as_str());
-    let report = rewrite_manifests(&FileIO::default(), &target, Some(1))
-        .await
-        .unwrap();
+    let target = WriteTarget::directory(&FileIO::default(), location.as_str()).unwrap();
+    let report = rewrite_manifests(&target, Some(1)).await.unwrap();
     // One entry per manifest at most: 4 manifests rewritten into 4.
     assert_eq!((report.rewritten, report.added), (4, 4));
     assert_eq!(scan(&location, SnapshotSelector::Current).await, (4, 10, 4));
@@ -125,13 +120,11 @@ async fn a_manifest_bigger_than_the_target_is_split_by_partition() {
     let arrow = Arc::new(schema_to_arrow(current.metadata().current_schema()).unwrap());
     let column = Arc::new(Int64Array::from((1..=8).collect::<Vec<i64>>()));
     let batch = RecordBatch::try_new(arrow, vec![column.clone(), column]).unwrap();
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
-    append_batches(&io, target, &[batch], "main").await.unwrap();
+    let target = WriteTarget::directory(&io, &location).unwrap();
+    append_batches(&target, &[batch], "main").await.unwrap();
     assert_eq!(scan(&location, SnapshotSelector::Current).await, (8, 36, 1));
-    let write = WriteTarget::directory(location.as_str());
-    let report = rewrite_manifests(&io, &write, Some(1)).await.unwrap();
+    let write = WriteTarget::directory(&io, location.as_str()).unwrap();
+    let report = rewrite_manifests(&write, Some(1)).await.unwrap();
     assert_eq!((report.rewritten, report.added), (1, 2));
     // Each new manifest holds one bucket: its partition summary is a single value.
     let after = report.table.unwrap();
@@ -155,9 +148,8 @@ async fn long_work_reports_its_progress() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&seen);
     let progress = Progress::new(move |done, total| record.lock().unwrap().push((done, total)));
-    let target = WriteTarget::directory(location.as_str());
-    let io = FileIO::default();
-    rewrite_manifests_with_progress(&io, &target, Some(1), &progress)
+    let target = WriteTarget::directory(&FileIO::default(), location.as_str()).unwrap();
+    rewrite_manifests_with_progress(&target, Some(1), &progress)
         .await
         .unwrap();
     // Three one-entry manifests rewritten one entry per manifest: told before each write.
@@ -171,9 +163,11 @@ async fn long_work_reports_its_progress() {
         )
         .unwrap();
     }
-    let table = Table::load_for_write(io, &location).await.unwrap();
-    let mut options =
-        crate::maintenance::OrphanFiles::new().with_older_than_ms(crate::commit::now_ms() + 60_000);
+    let table = Table::load_for_write(FileIO::default(), &location)
+        .await
+        .unwrap();
+    let mut options = crate::maintenance::OrphanFiles::new()
+        .with_older_than_ms(crate::catalog::now_ms() + 60_000);
     options.progress = progress;
     let done = crate::maintenance::remove_orphan_files(&table, &options)
         .await

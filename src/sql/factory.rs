@@ -86,6 +86,7 @@ impl TableProviderFactory for IcebergTableFactory {
         let selector = selector(cmd)?;
         let io = FileIO::new(Arc::clone(state.runtime_env()), relocation);
         let columns_given = !cmd.schema.fields().is_empty();
+        let write_io = io.clone();
         let table = match locate_metadata(&io, location).await {
             Err(Error::NotFound { .. }) if columns_given => {
                 creation(cmd)?.create_at(&io, location).await?
@@ -103,7 +104,9 @@ impl TableProviderFactory for IcebergTableFactory {
         let mut provider = IcebergTableProvider::try_new(table, selector)?;
         if current {
             // INSERT INTO commits to the table directory (a chosen snapshot stays read-only).
-            provider = provider.with_write_target(WriteTarget::directory(location.as_str()));
+            if let Ok(target) = WriteTarget::directory(&write_io, location.as_str()) {
+                provider = provider.with_write_target(target);
+            }
         }
         Ok(Arc::new(provider))
     }

@@ -72,10 +72,9 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::catalog::{IcebergCatalogs, SqliteCatalog};
-use crate::commit::CommitTarget;
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
-use crate::write::{TableCreation, append_batches};
+use crate::write::{TableCreation, WriteTarget, append_batches};
 
 pub use dialect::{IcebergDialect, parse_statements};
 pub use factory::IcebergTableFactory;
@@ -377,7 +376,7 @@ async fn create_table(
 
 /// Appends the rows of a CTAS query, cast to the table's Arrow schema, in one commit.
 async fn append_query(
-    catalog: &SqliteCatalog,
+    catalog: &Arc<SqliteCatalog>,
     namespace: &str,
     table: &str,
     created: &Table,
@@ -400,12 +399,8 @@ async fn append_query(
     if batches.is_empty() {
         return Ok(());
     }
-    let target = CommitTarget::Catalog {
-        catalog,
-        namespace,
-        table,
-    };
-    append_batches(catalog.io(), target, &batches, "main").await?;
+    let target = WriteTarget::sqlite(Arc::clone(catalog), namespace, table)?;
+    append_batches(&target, &batches, "main").await?;
     Ok(())
 }
 

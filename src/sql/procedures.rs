@@ -310,7 +310,7 @@ async fn run_procedure(
         }
         IcebergProcedure::RewriteManifests => {
             let size = number.and_then(|n| u64::try_from(n).ok());
-            let done = rewrite_manifests(manager.io(), manager.target(), size).await?;
+            let done = rewrite_manifests(manager.target(), size).await?;
             (
                 "rewrite manifests".into(),
                 format!("{} into {}", done.rewritten, done.added),
@@ -396,14 +396,12 @@ fn manager(session: &dyn Session, value: &ScalarValue, usage: &str) -> DFResult<
             name.rsplit_once('.'),
         ) && catalog.metadata_location(namespace, table)?.is_some()
         {
-            let io = catalog.io().clone();
-            return Ok(SnapshotManager::new(
-                io,
-                WriteTarget::catalog(catalog, namespace, table),
-            ));
+            return Ok(SnapshotManager::new(WriteTarget::sqlite(
+                catalog, namespace, table,
+            )?));
         }
     }
-    Ok(SnapshotManager::new(io, WriteTarget::directory(name)))
+    Ok(SnapshotManager::new(WriteTarget::directory(&io, name)?))
 }
 
 /// The arguments as literals: at least `required`, at most `most`.

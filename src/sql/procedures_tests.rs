@@ -4,10 +4,11 @@ use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::SessionContext;
 
 use super::*;
-use crate::commit::{CommitTarget, now_ms};
+use crate::catalog::now_ms;
 use crate::spec::{NestedField, PrimitiveType, Schema as IcebergSchema};
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
+use crate::transaction::WriteTarget;
 use crate::write::{TableCreation, append_batches};
 
 /// A table `(id long)` at `dir` with one commit per id; its location and snapshot ids.
@@ -26,10 +27,8 @@ async fn table(dir: &std::path::Path, ids: &[i64]) -> (String, Vec<i64>) {
             vec![Arc::new(Int64Array::from(vec![*id])) as ArrayRef],
         )
         .unwrap();
-        let target = CommitTarget::Directory {
-            location: &location,
-        };
-        append_batches(&io, target, &[batch], "main").await.unwrap();
+        let target = WriteTarget::directory(&io, &location).unwrap();
+        append_batches(&target, &[batch], "main").await.unwrap();
     }
     let table = Table::load(io, &location).await.unwrap();
     let snapshots = table

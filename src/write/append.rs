@@ -1,6 +1,6 @@
 //! Appending Arrow batches to a table: rows split by the default partition spec, one Parquet
 //! file per partition (rolled at `write.target-file-size-bytes`), then one commit
-//! ([`crate::commit::append`]). The Rust form of `INSERT INTO`.
+//! (a [`crate::transaction::Transaction`] with a [`FastAppend`]). The Rust form of `INSERT INTO`.
 //!
 //! [`AppendWriter`] is the streaming part: batches go in one at a time and only the open
 //! files' current row groups are held in memory. [`append_batches`] writes a slice of batches
@@ -10,12 +10,14 @@ use std::collections::HashMap;
 
 use datafusion::arrow::array::RecordBatch;
 
+use std::sync::Arc;
+
 use super::{DataFileWriter, WriterOptions, split_by_partition};
-use crate::commit::{AppendFiles, CommitTarget, append};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::{DataFile, Literal, PartitionSpec, Schema, TableMetadata};
 use crate::table::Table;
+use crate::transaction::{FastAppend, WriteTarget};
 
 /// The table property bounding a data file's size.
 pub const TARGET_FILE_SIZE_BYTES: &str = "write.target-file-size-bytes";
@@ -29,15 +31,15 @@ pub const MAX_OPEN_FILES_DEFAULT: usize = 64;
 /// Writes `batches` (in the table's current schema) as data files of the table `target`
 /// names, partitioned by its default spec, and commits them as one append to `branch`.
 /// Returns the committed table. A failure before or during the commit deletes the files
-/// written.
+/// written (except after [`Error::CommitStateUnknown`], when the commit may have happened).
 pub async fn append_batches(
-    io: &FileIO,
-    target: CommitTarget<'_>,
+    target: &WriteTarget,
     batches: &[RecordBatch],
     branch: &str,
 ) -> Result<Table> {
-    let base = load(io, &target).await?;
-    let mut writer = AppendWriter::new(io, &base, base.current_schema())?;
+    let base = target.load().await?;
+    let metadata = Arc::clone(base.metadata());
+    let mut writer = AppendWriter::new(base.io(), &metadata, metadata.current_schema())?;
     for batch in batches {
         if let Err(e) = writer.write(batch).await {
             writer.abort().await;
@@ -45,33 +47,30 @@ pub async fn append_batches(
         }
     }
     let files = writer.finish().await?;
-    commit_files(io, target, files, branch).await
+    commit_files(target, base, files, branch).await
 }
 
-/// Commits `files` (written by an [`AppendWriter`]) as one fast append to `branch`; when the
-/// commit fails, the files are deleted (best effort) and the error returned.
+/// Commits `files` (written by an [`AppendWriter`] for `base`, a version of the table
+/// `target` names) as one fast append to `branch`. When the commit fails the files are
+/// deleted (best effort) and the error returned; after [`Error::CommitStateUnknown`] they are
+/// kept, since the commit may have happened.
 pub async fn commit_files(
-    io: &FileIO,
-    target: CommitTarget<'_>,
+    target: &WriteTarget,
+    base: Table,
     files: Vec<(i32, DataFile)>,
     branch: &str,
 ) -> Result<Table> {
     let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
-    let mut request = AppendFiles::new(files);
-    request.branch = branch.to_string();
-    match append(io, target, request).await {
+    let io = base.io().clone();
+    let append = FastAppend::new(files).to_branch(branch);
+    match target.transaction(base).with_action(append).commit().await {
         Ok(table) => Ok(table),
+        Err(e @ Error::CommitStateUnknown { .. }) => Err(e),
         Err(e) => {
-            delete_all(io, &paths).await;
+            delete_all(&io, &paths).await;
             Err(e)
         }
     }
-}
-
-/// The table's current metadata, loaded as the commit will load it (strictly; a moved table
-/// is refused before any data file is written).
-async fn load(io: &FileIO, target: &CommitTarget<'_>) -> Result<TableMetadata> {
-    Ok(target.load(io).await?.metadata)
 }
 
 /// One open data file: the partition tuple its rows share.

@@ -101,15 +101,13 @@ async fn appended_batches_read_back_exactly_partitioned_by_day() {
     let dir = tempfile::tempdir().unwrap();
     let location = new_table(dir.path(), "");
     let io = FileIO::default();
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
+    let target = WriteTarget::directory(&io, &location).unwrap();
     let first = batch(&location, &[0, 1, 2, 3, 4, 5]);
     let second = batch(&location, &[6, 7, 8]);
-    append_batches(&io, target, std::slice::from_ref(&first), "main")
+    append_batches(&target, std::slice::from_ref(&first), "main")
         .await
         .unwrap();
-    let table = append_batches(&io, target, std::slice::from_ref(&second), "main")
+    let table = append_batches(&target, std::slice::from_ref(&second), "main")
         .await
         .unwrap();
 
@@ -148,12 +146,9 @@ async fn appended_batches_read_back_exactly_partitioned_by_day() {
 async fn small_target_file_sizes_roll_files() {
     let dir = tempfile::tempdir().unwrap();
     let location = new_table(dir.path(), r#""write.target-file-size-bytes": "1""#);
-    let io = FileIO::default();
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
+    let target = WriteTarget::directory(&FileIO::default(), &location).unwrap();
     let batches: Vec<RecordBatch> = (0..4).map(|i| batch(&location, &[i * 3])).collect();
-    let table = append_batches(&io, target, &batches, "main").await.unwrap();
+    let table = append_batches(&target, &batches, "main").await.unwrap();
     let summary = table.metadata().snapshots[0].summary.as_ref().unwrap();
     // Every batch (day 0) fills a file past one byte, so each becomes its own file.
     assert_eq!(summary.get("added-data-files"), Some("4"));
@@ -269,10 +264,10 @@ async fn abort_and_a_failed_commit_delete_the_files_written() {
         .map(|(_, f)| (99, f))
         .collect();
     assert_eq!(parquet_files(&dir.path().join("data")), 2);
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
-    let err = commit_files(&io, target, files, "main").await.unwrap_err();
+    let target = WriteTarget::directory(&io, &location).unwrap();
+    let err = commit_files(&target, table.clone(), files, "main")
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("partition spec 99"), "{err}");
     assert_eq!(parquet_files(&dir.path().join("data")), 0);
     let reloaded = Table::load(io, &location).await.unwrap();
@@ -301,10 +296,8 @@ async fn a_crash_between_the_files_and_the_swap_leaves_only_unreferenced_files()
     let dir = tempfile::tempdir().unwrap();
     let location = new_table(dir.path(), "");
     let io = FileIO::default();
-    let target = || CommitTarget::Directory {
-        location: &location,
-    };
-    let committed = append_batches(&io, target(), &[batch(&location, &[1, 2])], "main")
+    let target = || WriteTarget::directory(&io, &location).unwrap();
+    let committed = append_batches(&target(), &[batch(&location, &[1, 2])], "main")
         .await
         .unwrap();
     // The crash: the data files are written, the metadata pointer never moves.
@@ -333,7 +326,7 @@ async fn a_crash_between_the_files_and_the_swap_leaves_only_unreferenced_files()
         count_table(2)
     );
     // The next writer commits on top of the last commit, not of the orphans.
-    append_batches(&io, target(), &[batch(&location, &[3])], "main")
+    append_batches(&target(), &[batch(&location, &[3])], "main")
         .await
         .unwrap();
     assert_eq!(

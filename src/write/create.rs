@@ -28,10 +28,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, TimeUnit};
 
-use crate::catalog::file::locate_metadata;
+use crate::catalog::{Catalog, DirectoryCatalog};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::spec::partition::PARTITION_DATA_ID_START;
@@ -192,7 +191,7 @@ impl TableCreation {
             table_uuid: Some(uuid::Uuid::new_v4().to_string()),
             location: location.trim_end_matches('/').to_string(),
             last_sequence_number: 0,
-            last_updated_ms: crate::commit::now_ms(),
+            last_updated_ms: crate::catalog::now_ms(),
             last_column_id: schema.highest_field_id(),
             current_schema_id: schema.schema_id,
             schemas: vec![schema],
@@ -216,10 +215,11 @@ impl TableCreation {
         })
     }
 
-    /// Creates the table as a table directory at `location`: writes
-    /// `<location>/metadata/v1.metadata.json` (create-if-absent) and `version-hint.text`.
+    /// Creates the table as a table directory at `location` (the [`DirectoryCatalog`] rooted at
+    /// its parent creates `<location>/metadata/v1.metadata.json` with create-if-absent, then
+    /// `version-hint.text`).
     ///
-    /// Errors: [`Error::InvalidArgument`] naming the location when a table already exists
+    /// Errors: [`Error::AlreadyExists`] naming the location when a table already exists
     /// there (any metadata file found, or `v1.metadata.json` taken by a concurrent creator);
     /// nothing is overwritten. The errors of [`Self::metadata`] otherwise.
     ///
@@ -229,26 +229,13 @@ impl TableCreation {
         let location = absolute_location(location)?;
         let location = location.trim_end_matches('/');
         if location.ends_with(".metadata.json") {
-            return Err(Error::InvalidArgument(format!(
-                "cannot create a table at {location}: a table location is a directory"
-            )));
+            return Err(Error::invalid(
+                format!("table location {location}"),
+                "a table location is a directory",
+            ));
         }
-        match locate_metadata(io, location).await {
-            Ok(existing) => return Err(already_exists(location, &existing)),
-            Err(Error::NotFound { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        let metadata = self.metadata(location)?;
-        let path = format!("{location}/metadata/v1.metadata.json");
-        if !io
-            .write_new(&path, metadata_bytes(&metadata, &path)?)
-            .await?
-        {
-            return Err(already_exists(location, &path));
-        }
-        let hint = format!("{location}/metadata/version-hint.text");
-        io.write(&hint, Bytes::from_static(b"1")).await?;
-        Ok(Table::from_parts(io.clone(), path, Arc::new(metadata)))
+        let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), location)?;
+        catalog.create_table(&ident, self).await
     }
 
     /// The schema with fresh ids, schema id 0.
@@ -341,22 +328,9 @@ impl TableCreation {
     }
 }
 
-/// The JSON bytes of `metadata`, for the file `path`.
-pub(crate) fn metadata_bytes(metadata: &TableMetadata, path: &str) -> Result<Bytes> {
-    serde_json::to_vec_pretty(&metadata.to_json())
-        .map(Bytes::from)
-        .map_err(|e| Error::InvalidArgument(format!("metadata of {path} is not serializable: {e}")))
-}
-
 /// `location` with a relative local path made absolute.
 fn absolute_location(location: &str) -> Result<String> {
     crate::io::normalize_location(location)
-}
-
-fn already_exists(location: &str, metadata_file: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "table {location} already exists (metadata file {metadata_file}); it is never overwritten"
-    ))
 }
 
 /// Java and Spark reject a second time-based transform of one column (year and day of `ts`)

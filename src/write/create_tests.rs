@@ -535,10 +535,10 @@ async fn create_at_writes_v1_and_the_hint_and_never_overwrites() {
         .create_at(&io, &location)
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(matches!(err, Error::AlreadyExists { .. }), "{err}");
     assert!(
         err.to_string()
-            .contains(&format!("table {location} already exists")),
+            .contains(&format!("already exists: table {location}")),
         "{err}"
     );
     assert_eq!(std::fs::read(&v1).unwrap(), written, "untouched");

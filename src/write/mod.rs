@@ -26,9 +26,9 @@ mod sink;
 // Lives in `maintenance` (orphan removal builds on it); re-exported for existing callers.
 pub use crate::maintenance::reachable_files;
 
+pub use crate::transaction::WriteTarget;
 pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files};
 pub use append::{TARGET_FILE_SIZE_BYTES, TARGET_FILE_SIZE_DEFAULT, append_batches};
-pub(crate) use create::metadata_bytes;
 pub use create::{
     FORMAT_VERSION_PROPERTY, TableCreation, arrow_to_iceberg_type, assign_fresh_ids,
     parse_partition_term, split_terms,
@@ -38,4 +38,4 @@ pub use data_file::{
     ROW_GROUP_SIZE_BYTES, WriterOptions,
 };
 pub use fanout::split_by_partition;
-pub use sink::{IcebergSink, OnCommit, WriteTarget};
+pub use sink::{IcebergSink, OnCommit};

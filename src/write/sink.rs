@@ -18,81 +18,11 @@ use futures::StreamExt;
 
 use super::AppendWriter;
 use super::append::commit_files;
-use crate::catalog::SqliteCatalog;
-use crate::commit::CommitTarget;
 use crate::error::{Error, Result};
 use crate::spec::Schema;
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
-
-/// Where a table's current-metadata pointer lives: the owned form of [`CommitTarget`], kept by
-/// a provider that may be written to.
-#[derive(Debug, Clone)]
-pub enum WriteTarget {
-    /// A table found through its directory (or a metadata file in it): commits create the
-    /// next `vN.metadata.json` there.
-    Directory {
-        /// The table directory, as the table was opened.
-        location: String,
-    },
-    /// A table of a SQLite catalog: commits swap its `metadata_location` row.
-    Catalog {
-        /// The catalog.
-        catalog: Arc<SqliteCatalog>,
-        /// The namespace, dot-joined.
-        namespace: String,
-        /// The table name.
-        table: String,
-    },
-}
-
-impl WriteTarget {
-    /// The table directory (or metadata file) `location`.
-    pub fn directory(location: impl Into<String>) -> Self {
-        Self::Directory {
-            location: location.into(),
-        }
-    }
-
-    /// Table `table` of namespace `namespace` in `catalog`.
-    pub fn catalog(
-        catalog: Arc<SqliteCatalog>,
-        namespace: impl Into<String>,
-        table: impl Into<String>,
-    ) -> Self {
-        Self::Catalog {
-            catalog,
-            namespace: namespace.into(),
-            table: table.into(),
-        }
-    }
-
-    /// The borrowed form [`crate::commit::append`] takes.
-    pub fn commit_target(&self) -> CommitTarget<'_> {
-        match self {
-            Self::Directory { location } => CommitTarget::Directory { location },
-            Self::Catalog {
-                catalog,
-                namespace,
-                table,
-            } => CommitTarget::Catalog {
-                catalog,
-                namespace,
-                table,
-            },
-        }
-    }
-
-    /// The table's name in messages: its location, or `namespace.table`.
-    pub fn name(&self) -> String {
-        match self {
-            Self::Directory { location } => location.clone(),
-            Self::Catalog {
-                namespace, table, ..
-            } => format!("{namespace}.{table}"),
-        }
-    }
-}
+use crate::transaction::WriteTarget;
 
 /// Called with the committed table after a successful commit.
 pub type OnCommit = Arc<dyn Fn(&Table) + Send + Sync>;
@@ -174,8 +104,7 @@ impl IcebergSink {
 
     /// Writes the stream, commits, and returns the rows inserted.
     async fn write_stream(&self, data: SendableRecordBatchStream) -> Result<u64> {
-        let io = self.table.io();
-        let mut writer = AppendWriter::new(io, self.table.metadata(), &self.schema)?;
+        let mut writer = AppendWriter::new(self.table.io(), self.table.metadata(), &self.schema)?;
         if let Err(e) = self.write_batches(&mut writer, data).await {
             writer.abort().await;
             return Err(e);
@@ -191,7 +120,7 @@ impl IcebergSink {
         let file_count = files.len();
         let timer = MetricBuilder::new(&self.metrics).subset_time("commit_time", 0);
         let started = timer.timer();
-        let committed = commit_files(io, self.target.commit_target(), files, &self.branch).await?;
+        let committed = commit_files(&self.target, self.table.clone(), files, &self.branch).await?;
         started.done();
         metric("rows_inserted").add(usize::try_from(rows).unwrap_or(usize::MAX));
         metric("data_files_written").add(file_count);
@@ -217,7 +146,7 @@ impl IcebergSink {
     /// `batch` in the table's Arrow schema: columns relabelled (cast where only names or
     /// metadata of nested fields differ), required columns checked for NULLs.
     fn conform(&self, batch: RecordBatch) -> Result<RecordBatch> {
-        let name = self.target.name();
+        let name = self.target.name().to_string();
         let fields = self.arrow_schema.fields();
         if batch.num_columns() != fields.len() {
             return Err(Error::InvalidArgument(format!(

@@ -534,7 +534,7 @@ async fn an_insert_into_a_catalog_table_is_seen_by_the_next_query() {
     let table = catalog.load_table("db", "orders").await.unwrap();
     let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current)
         .unwrap()
-        .with_write_target(WriteTarget::catalog(Arc::clone(&catalog), "db", "orders"));
+        .with_write_target(WriteTarget::sqlite(Arc::clone(&catalog), "db", "orders").unwrap());
     ctx.register_table("orders_w", Arc::new(provider)).unwrap();
     let n = insert(
         &ctx,

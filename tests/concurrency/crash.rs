@@ -108,7 +108,7 @@ impl Place {
             let keep = place.table(&io).await.metadata().current_snapshot_id;
             let third = place.append(&io, 3).await.expect("append");
             doomed = third.metadata().current_snapshot_id;
-            let manager = SnapshotManager::new(io.clone(), place.target(&io));
+            let manager = SnapshotManager::new(place.target(&io));
             manager
                 .rollback_to_snapshot(keep.expect("a snapshot"))
                 .await
@@ -119,25 +119,19 @@ impl Place {
 
     fn target(&self, io: &FileIO) -> WriteTarget {
         match &self.catalog {
-            None => WriteTarget::directory(self.location()),
-            Some(db) => WriteTarget::catalog(
+            None => WriteTarget::directory(io, &self.location()).expect("target"),
+            Some(db) => WriteTarget::sqlite(
                 Arc::new(SqliteCatalog::open(db, None, io.clone()).expect("catalog")),
                 "db",
                 "t",
-            ),
+            )
+            .expect("target"),
         }
     }
 
     /// The table's current version, loaded as a writer loads it.
     async fn table(&self, io: &FileIO) -> Table {
-        match self.target(io) {
-            WriteTarget::Directory { location } => Table::load_for_write(io.clone(), &location)
-                .await
-                .expect("load"),
-            WriteTarget::Catalog { catalog, .. } => {
-                catalog.load_table("db", "t").await.expect("load")
-            }
-        }
+        self.target(io).load().await.expect("load")
     }
 
     async fn append(&self, io: &FileIO, id: i64) -> icefloe::Result<Table> {
@@ -146,7 +140,7 @@ impl Place {
         let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![id]))])
             .map_err(datafusion::error::DataFusionError::from)?;
         let target = self.target(io);
-        append_batches(io, target.commit_target(), &[batch], "main").await
+        append_batches(&target, &[batch], "main").await
     }
 
     fn to_env(&self, action: Action, doomed: Option<i64>, kill: Option<(usize, Phase)>) -> String {
@@ -427,11 +421,11 @@ pub(crate) fn writer_main(spec: &str) {
         match *action {
             "Append" => drop(place.append(&io, 99).await.expect("append")),
             "Tag" => {
-                let manager = SnapshotManager::new(io.clone(), place.target(&io));
+                let manager = SnapshotManager::new(place.target(&io));
                 manager.create_tag("t1", None, None).await.expect("tag");
             }
             _ => {
-                let manager = SnapshotManager::new(io.clone(), place.target(&io));
+                let manager = SnapshotManager::new(place.target(&io));
                 let options = ExpireSnapshots {
                     snapshot_ids: vec![doomed.parse().expect("snapshot id")],
                     ..Default::default()

@@ -22,8 +22,8 @@ use std::time::Instant;
 use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::SessionContext;
+use icefloe::WriteTarget;
 use icefloe::catalog::SqliteCatalog;
-use icefloe::commit::CommitTarget;
 use icefloe::scan::read_manifest_list;
 use icefloe::spec::{NestedField, PrimitiveType, Schema, SnapshotSelector};
 use icefloe::to_arrow::schema_to_arrow;
@@ -116,7 +116,9 @@ async fn write(place: &Place, writer: i64) -> Vec<String> {
     let table = place.load(&io).await;
     let schema = Arc::new(schema_to_arrow(table.metadata().current_schema()).expect("schema"));
     let catalog = match place {
-        Place::Catalog(db) => Some(SqliteCatalog::open(db, None, io.clone()).expect("catalog")),
+        Place::Catalog(db) => Some(Arc::new(
+            SqliteCatalog::open(db, None, io.clone()).expect("catalog"),
+        )),
         Place::Directory(_) => None,
     };
     for n in 0..APPENDS {
@@ -129,15 +131,15 @@ async fn write(place: &Place, writer: i64) -> Vec<String> {
         )
         .expect("batch");
         let target = match (place, &catalog) {
-            (Place::Directory(location), _) => CommitTarget::Directory { location },
-            (Place::Catalog(_), Some(catalog)) => CommitTarget::Catalog {
-                catalog,
-                namespace: "db",
-                table: "t",
-            },
+            (Place::Directory(location), _) => {
+                WriteTarget::directory(&io, &location).unwrap()
+            }
+            (Place::Catalog(_), Some(catalog)) => {
+                WriteTarget::sqlite(Arc::clone(catalog), "db", "t").expect("target")
+            }
             (Place::Catalog(_), None) => unreachable!("opened above"),
         };
-        if let Err(e) = append_batches(&io, target, &[batch], "main").await {
+        if let Err(e) = append_batches(&target, &[batch], "main").await {
             failed.push(format!("writer {writer}, append {n}: {e}"));
         }
     }

@@ -400,7 +400,7 @@ async fn retyped_table(
 ) -> tempfile::TempDir {
     use datafusion::arrow::array::{Int64Array, RecordBatch};
     use datafusion::arrow::datatypes::{Field, Schema};
-    use icefloe::commit::CommitTarget;
+    use icefloe::WriteTarget;
     use icefloe::spec::FormatVersion;
     use icefloe::write::{TableCreation, append_batches};
 
@@ -418,10 +418,8 @@ async fn retyped_table(
         .expect("create");
     let ids = Arc::new(Int64Array::from(vec![1, 2, 3]));
     let batch = RecordBatch::try_new(schema, vec![ids, values]).expect("batch");
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
-    append_batches(&io, target, &[batch], "main")
+    let target = WriteTarget::directory(&io, &location).expect("target");
+    append_batches(&target, &[batch], "main")
         .await
         .expect("append");
     let metadata = find(&dir.path().join("metadata"), |n| {

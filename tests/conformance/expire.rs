@@ -73,7 +73,9 @@ pub async fn check_all(root: &FixtureRoot) -> Report {
                 continue;
             }
         };
-        let manager = SnapshotManager::new(io.clone(), WriteTarget::directory(location.as_str()));
+        let manager = SnapshotManager::new(
+            WriteTarget::directory(&io, location.as_str()).unwrap(),
+        );
         let options = ExpireSnapshots {
             older_than_ms: Some(later),
             now_ms: Some(later),

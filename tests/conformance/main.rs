@@ -7,6 +7,7 @@
 //! the end, listing them all.
 
 mod bad_input;
+mod catalogs;
 mod corruption;
 mod expire;
 mod external;

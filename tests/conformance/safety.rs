@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Int64Array, RecordBatch};
 use icefloe::catalog::SqliteCatalog;
-use icefloe::commit::{AppendFiles, CommitTarget, append};
+use icefloe::commit::{AppendFiles, append};
 use icefloe::io::KeptReason;
 use icefloe::manage::{ExpireSnapshots, SnapshotManager};
 use icefloe::scan::{read_manifest, read_manifest_list};
@@ -38,8 +38,8 @@ async fn one_row(io: &FileIO, location: &str, properties: &[(&str, &str)]) -> Ta
         .create_at(io, location)
         .await
         .expect("create");
-    let target = CommitTarget::Directory { location };
-    append_batches(io, target, &[batch(&created, &[1])], "main")
+    let target = WriteTarget::directory(&io, &location).unwrap();
+    append_batches(&target, &[batch(&created, &[1])], "main")
         .await
         .expect("append")
 }
@@ -95,8 +95,7 @@ async fn first_data_file(table: &Table) -> DataFile {
 
 /// Appends crafted data files naming `victims` (three spellings of paths outside).
 async fn append_victims(
-    io: &FileIO,
-    target: CommitTarget<'_>,
+    target: WriteTarget,
     like: &DataFile,
     victims: &Victims,
     location: &str,
@@ -117,7 +116,7 @@ async fn append_victims(
             (0, f)
         })
         .collect();
-    append(io, target, AppendFiles::new(files))
+    append(&target, AppendFiles::new(files))
         .await
         .expect("append victims")
 }
@@ -181,12 +180,10 @@ async fn expire_deletes_only_under_the_table_location() {
     let location = tmp.path().join("t").display().to_string();
     let victims = Victims::new(tmp.path());
     let first = one_row(&io, &location, &[]).await;
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
+    let target = WriteTarget::directory(&io, &location).unwrap();
     let keep = first.metadata().current_snapshot_id.expect("snapshot");
     let like = first_data_file(&first).await;
-    let crafted = append_victims(&io, target, &like, &victims, &location).await;
+    let crafted = append_victims(target, &like, &victims, &location).await;
     let doomed = crafted.metadata().current_snapshot_id.expect("snapshot");
     craft_outside_references(&crafted, doomed, &victims);
     let inside_manifest = read_manifest_list(
@@ -202,7 +199,8 @@ async fn expire_deletes_only_under_the_table_location() {
     .manifest_path
     .clone();
 
-    let manager = SnapshotManager::new(io.clone(), WriteTarget::directory(location.clone()));
+    let manager =
+        SnapshotManager::new(WriteTarget::directory(&io, &location).unwrap());
     manager.rollback_to_snapshot(keep).await.expect("rollback");
     let options = ExpireSnapshots {
         snapshot_ids: vec![doomed],
@@ -239,14 +237,12 @@ async fn delete_after_commit_deletes_only_under_the_table_location() {
         ("write.metadata.previous-versions-max", "1"),
     ];
     let first = one_row(&io, &location, &properties).await;
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
+    let target = WriteTarget::directory(&io, &location).unwrap();
     let id = first.metadata().current_snapshot_id.expect("snapshot");
     craft_outside_references(&first, id, &victims);
     // Two more commits push the crafted log entry (and v1) out of the kept log.
     for n in 2..4 {
-        append_batches(&io, target, &[batch(&first, &[n])], "main")
+        append_batches(&target, &[batch(&first, &[n])], "main")
             .await
             .expect("append");
     }
@@ -263,15 +259,14 @@ async fn gc_disabled_expiration_deletes_nothing() {
     let io = FileIO::default();
     let location = tmp.path().join("t").display().to_string();
     let first = one_row(&io, &location, &[("gc.enabled", "false")]).await;
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
+    let target = WriteTarget::directory(&io, &location).unwrap();
     let keep = first.metadata().current_snapshot_id.expect("snapshot");
-    let second = append_batches(&io, target, &[batch(&first, &[2])], "main")
+    let second = append_batches(&target, &[batch(&first, &[2])], "main")
         .await
         .expect("b");
     let doomed = second.metadata().current_snapshot_id.expect("snapshot");
-    let manager = SnapshotManager::new(io.clone(), WriteTarget::directory(location.clone()));
+    let manager =
+        SnapshotManager::new(WriteTarget::directory(&io, &location).unwrap());
     manager.rollback_to_snapshot(keep).await.expect("rollback");
     let before = all_files(Path::new(&location));
     let options = ExpireSnapshots {
@@ -314,16 +309,13 @@ async fn purge_deletes_only_under_the_table_location_and_nothing_without_gc() {
             .create_table_at("db", name, &creation(&[("gc.enabled", gc)]), &location)
             .await
             .expect("create");
-        let target = CommitTarget::Catalog {
-            catalog: &catalog,
-            namespace: "db",
-            table: name,
-        };
-        let first = append_batches(&io, target, &[batch(&created, &[1])], "main")
+        let target = WriteTarget::sqlite(Arc::new(catalog.reopen().expect("catalog")), "db", name)
+            .expect("target");
+        let first = append_batches(&target, &[batch(&created, &[1])], "main")
             .await
             .expect("append");
         let like = first_data_file(&first).await;
-        append_victims(&io, target, &like, &victims, &location).await;
+        append_victims(target, &like, &victims, &location).await;
     }
     let shared = all_files(&tmp.path().join("shared"));
     catalog.drop_table("db", "t", true).await.expect("purge");

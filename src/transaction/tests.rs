@@ -1,5 +1,6 @@
-//! Tests of appends: a real table directory, real Parquet files, read back through the
-//! provider; concurrent writers; a lost race.
+//! Tests of the commit loop: appends to a real table directory and SQLite catalog, real
+//! Parquet files read back through the provider; concurrent writers; lost races and what is
+//! deleted after them; an outcome that cannot be known.
 
 use std::sync::Arc;
 
@@ -9,8 +10,11 @@ use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::prelude::SessionContext;
 
 use super::*;
+use crate::catalog::{DirectoryCatalog, SqliteCatalog};
+use crate::commit::AppendFiles;
 use crate::provider::IcebergTableProvider;
-use crate::spec::{DataContentType, FileFormat, SnapshotSelector};
+use crate::scan::read_manifest_list;
+use crate::spec::{DataContentType, FileFormat, Snapshot, SnapshotSelector};
 use crate::to_arrow::schema_to_arrow;
 
 const METADATA: &str = r#"{
@@ -87,30 +91,26 @@ async fn count_and_sum(location: &str) -> (i64, i64) {
     (value(0), value(1))
 }
 
+/// Appends `files` to the table directory `location` in one transaction.
+async fn append_dir(io: &FileIO, location: &str, files: Vec<(i32, DataFile)>) -> Table {
+    let target = WriteTarget::directory(io, location).unwrap();
+    crate::commit::append(&target, AppendFiles::new(files))
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn appends_commit_new_versions_that_reuse_earlier_manifests() {
     let dir = tempfile::tempdir().unwrap();
     let location = new_table(dir.path());
     let io = FileIO::default();
-    let first = append_to_directory(
-        &io,
-        &location,
-        AppendFiles::new(vec![data_file(&location, &[1, 2, 3])]),
-    )
-    .await
-    .unwrap();
+    let first = append_dir(&io, &location, vec![data_file(&location, &[1, 2, 3])]).await;
     assert!(
         first
             .metadata_location()
             .ends_with("/metadata/v2.metadata.json")
     );
-    let second = append_to_directory(
-        &io,
-        &location,
-        AppendFiles::new(vec![data_file(&location, &[10])]),
-    )
-    .await
-    .unwrap();
+    let second = append_dir(&io, &location, vec![data_file(&location, &[10])]).await;
     assert!(
         second
             .metadata_location()
@@ -156,9 +156,7 @@ async fn concurrent_writers_lose_nothing() {
             for i in 0..5 {
                 let id = w * 100 + i;
                 let files = vec![data_file(&location, &[id])];
-                append_to_directory(&io, &location, AppendFiles::new(files))
-                    .await
-                    .unwrap();
+                append_dir(&io, &location, files).await;
             }
         })
     });
@@ -178,47 +176,6 @@ async fn concurrent_writers_lose_nothing() {
         let parent = i.checked_sub(1).map(|p| by_sequence[p].snapshot_id);
         assert_eq!(s.parent_snapshot_id, parent);
     }
-}
-
-#[tokio::test]
-async fn an_attempt_on_a_stale_base_loses_and_leaves_nothing_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let location = new_table(dir.path());
-    let io = FileIO::default();
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
-    let base = target.load(&io).await.unwrap();
-    let append = AppendFiles::new(vec![data_file(&location, &[7])]);
-    let manifests = write_new_manifests(&io, &base.metadata, &append, 42)
-        .await
-        .unwrap();
-    // Another writer commits v2 between our read of v1 and our swap.
-    append_to_directory(
-        &io,
-        &location,
-        AppendFiles::new(vec![data_file(&location, &[1])]),
-    )
-    .await
-    .unwrap();
-    let before = std::fs::read_dir(dir.path().join("metadata"))
-        .unwrap()
-        .count();
-    let lost = commit_attempt(&io, &target, &base, &append, &manifests, 42).await;
-    assert!(matches!(lost, Err(AttemptError::Lost)));
-    // The attempt's manifest list is gone; the other writer's commit stands.
-    let after = std::fs::read_dir(dir.path().join("metadata"))
-        .unwrap()
-        .count();
-    assert_eq!(before, after);
-    assert_eq!(count_and_sum(&location).await, (1, 1));
-    // A retry on the new base commits both.
-    let base = target.load(&io).await.unwrap();
-    commit_attempt(&io, &target, &base, &append, &manifests, 42)
-        .await
-        .ok()
-        .unwrap();
-    assert_eq!(count_and_sum(&location).await, (2, 8));
 }
 
 #[test]
@@ -252,15 +209,16 @@ async fn a_directory_commit_after_a_catalog_style_name_creates_the_next_v_file()
         metadata.join("00002-0f0a.metadata.json"),
     )
     .unwrap();
-    let target = CommitTarget::Directory {
-        location: &location,
-    };
-    let base = target.load(&FileIO::default()).await.unwrap();
+    let io = FileIO::default();
+    let committed = append_dir(&io, &location, vec![data_file(&location, &[1])]).await;
     assert_eq!(
-        base.next_location,
+        committed.metadata_location(),
         format!("{location}/metadata/v3.metadata.json")
     );
-    let next = catalog_metadata_location("/t/metadata/00007-0f0a.metadata.json", "/t/");
+    let next = crate::catalog::sqlite::next_metadata_location(
+        "/t/metadata/00007-0f0a.metadata.json",
+        "/t/",
+    );
     assert!(
         next.starts_with("/t/metadata/00008-") && next.ends_with(".metadata.json"),
         "{next}"
@@ -298,15 +256,13 @@ async fn catalog_commits_swap_the_pointer_and_concurrent_writers_lose_nothing() 
         let (location, db) = (location.clone(), db.clone());
         tokio::spawn(async move {
             let io = FileIO::default();
-            let catalog = SqliteCatalog::open(&db, None, io.clone()).unwrap();
+            let catalog = Arc::new(SqliteCatalog::open(&db, None, io.clone()).unwrap());
+            let target = WriteTarget::sqlite(catalog, "db", "t").unwrap();
             for i in 0..5 {
                 let files = vec![data_file(&location, &[w * 100 + i])];
-                let target = CommitTarget::Catalog {
-                    catalog: &catalog,
-                    namespace: "db",
-                    table: "t",
-                };
-                append(&io, target, AppendFiles::new(files)).await.unwrap();
+                crate::commit::append(&target, AppendFiles::new(files))
+                    .await
+                    .unwrap();
             }
         })
     });
@@ -377,11 +333,7 @@ async fn five_appends_with(properties: &[(&str, &str)]) -> (Vec<String>, Vec<Str
     let mut last = None;
     for i in 0..5 {
         let files = vec![data_file(&location, &[i])];
-        last = Some(
-            append_to_directory(&io, &location, AppendFiles::new(files))
-                .await
-                .unwrap(),
-        );
+        last = Some(append_dir(&io, &location, files).await);
     }
     let last = last.unwrap();
     assert_eq!(count_and_sum(&location).await, (5, 10));
@@ -421,4 +373,241 @@ async fn old_metadata_files_leave_the_log_and_are_deleted_only_when_asked() {
         five_appends_with(&[("write.metadata.delete-after-commit.enabled", "true")]).await;
     assert_eq!(log, names(1..=5));
     assert_eq!(on_disk, names(1..=6));
+}
+
+/// What [`Racy`] does to the commits it is handed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trouble {
+    /// Before the first commit, another writer appends (so the first attempt loses).
+    RaceOnce,
+    /// Every commit's outcome is unknown (nothing reaches the table).
+    Unknown,
+}
+
+/// A directory catalog whose commits meet trouble.
+#[derive(Debug)]
+struct Racy {
+    inner: Arc<DirectoryCatalog>,
+    trouble: Trouble,
+    commits: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait]
+impl Catalog for Racy {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn io(&self) -> &FileIO {
+        self.inner.io()
+    }
+    async fn list_namespaces(
+        &self,
+        parent: &crate::catalog::Namespace,
+    ) -> Result<Vec<crate::catalog::Namespace>> {
+        self.inner.list_namespaces(parent).await
+    }
+    async fn namespace_exists(&self, namespace: &crate::catalog::Namespace) -> Result<bool> {
+        self.inner.namespace_exists(namespace).await
+    }
+    async fn create_namespace(
+        &self,
+        namespace: &crate::catalog::Namespace,
+        properties: std::collections::BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.inner.create_namespace(namespace, properties).await
+    }
+    async fn namespace_properties(
+        &self,
+        namespace: &crate::catalog::Namespace,
+    ) -> Result<std::collections::BTreeMap<String, String>> {
+        self.inner.namespace_properties(namespace).await
+    }
+    async fn update_namespace_properties(
+        &self,
+        namespace: &crate::catalog::Namespace,
+        removals: &[String],
+        updates: std::collections::BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.inner
+            .update_namespace_properties(namespace, removals, updates)
+            .await
+    }
+    async fn drop_namespace(&self, namespace: &crate::catalog::Namespace) -> Result<()> {
+        self.inner.drop_namespace(namespace).await
+    }
+    async fn list_tables(&self, namespace: &crate::catalog::Namespace) -> Result<Vec<TableIdent>> {
+        self.inner.list_tables(namespace).await
+    }
+    async fn table_exists(&self, ident: &TableIdent) -> Result<bool> {
+        self.inner.table_exists(ident).await
+    }
+    async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
+        self.inner.load_table(ident).await
+    }
+    async fn create_table(
+        &self,
+        ident: &TableIdent,
+        creation: &crate::write::TableCreation,
+    ) -> Result<Table> {
+        self.inner.create_table(ident, creation).await
+    }
+    async fn register_table(&self, ident: &TableIdent, location: &str) -> Result<Table> {
+        self.inner.register_table(ident, location).await
+    }
+    async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
+        self.inner.drop_table(ident, purge).await
+    }
+    async fn rename_table(&self, from: &TableIdent, to: &TableIdent) -> Result<()> {
+        self.inner.rename_table(from, to).await
+    }
+    async fn commit_table(
+        &self,
+        ident: &TableIdent,
+        requirements: &[TableRequirement],
+        updates: &[TableUpdate],
+    ) -> Result<Table> {
+        let n = self
+            .commits
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match self.trouble {
+            Trouble::Unknown => {
+                return Err(Error::CommitStateUnknown {
+                    table: ident.to_string(),
+                    reason: "the server answered 502".into(),
+                    source: None,
+                });
+            }
+            Trouble::RaceOnce if n == 0 => {
+                let location = self.inner.table_location(ident).unwrap();
+                let other = WriteTarget::directory(self.inner.io(), &location).unwrap();
+                let files = vec![data_file(&location, &[1000])];
+                crate::commit::append(&other, AppendFiles::new(files))
+                    .await
+                    .unwrap();
+            }
+            Trouble::RaceOnce => {}
+        }
+        self.inner.commit_table(ident, requirements, updates).await
+    }
+}
+
+/// The files under `dir/metadata` by name.
+fn metadata_files(dir: &std::path::Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(dir.join("metadata"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn racy(location: &str, trouble: Trouble) -> (Arc<dyn Catalog>, TableIdent) {
+    let (inner, ident) = DirectoryCatalog::for_location(FileIO::default(), location).unwrap();
+    let catalog = Racy {
+        inner: Arc::new(inner),
+        trouble,
+        commits: Default::default(),
+    };
+    (Arc::new(catalog), ident)
+}
+
+#[tokio::test]
+async fn a_lost_race_is_retried_on_the_new_version_reusing_the_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let (catalog, ident) = racy(&location, Trouble::RaceOnce);
+    let before = metadata_files(dir.path());
+    let committed = Transaction::load(catalog, ident)
+        .await
+        .unwrap()
+        .fast_append(vec![data_file(&location, &[7])])
+        .commit()
+        .await
+        .unwrap();
+    // Both appends are there, ours on top of the other writer's.
+    assert_eq!(count_and_sum(&location).await, (2, 1007));
+    let m = committed.metadata();
+    assert_eq!(m.snapshots.len(), 2);
+    assert_eq!(
+        m.snapshots[1].parent_snapshot_id,
+        Some(m.snapshots[0].snapshot_id)
+    );
+    // Our retry reused its manifest and its lost attempt's manifest list is gone: the new
+    // files are the other writer's (manifest, list, v2) and ours (manifest, list, v3).
+    let added: Vec<String> = metadata_files(dir.path())
+        .difference(&before)
+        .cloned()
+        .collect();
+    let lists = added.iter().filter(|n| n.starts_with("snap-")).count();
+    let manifests = added.iter().filter(|n| n.ends_with("-m0.avro")).count();
+    assert_eq!((lists, manifests), (2, 2), "{added:?}");
+    let io = FileIO::default();
+    let ours = read_manifest_list(&io, m, &m.snapshots[1]).await.unwrap();
+    assert_eq!(ours.len(), 2);
+}
+
+#[tokio::test]
+async fn after_an_unknown_outcome_nothing_is_deleted_or_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let (catalog, ident) = racy(&location, Trouble::Unknown);
+    let before = metadata_files(dir.path());
+    let err = Transaction::load(Arc::clone(&catalog), ident)
+        .await
+        .unwrap()
+        .fast_append(vec![data_file(&location, &[7])])
+        .commit()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::CommitStateUnknown { .. }), "{err}");
+    // Tried once, and the manifest and manifest list it wrote are still there.
+    let added: Vec<String> = metadata_files(dir.path())
+        .difference(&before)
+        .cloned()
+        .collect();
+    assert_eq!(added.len(), 2, "{added:?}");
+}
+
+#[tokio::test]
+async fn a_final_failure_deletes_what_the_transaction_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let (catalog, ident) = DirectoryCatalog::for_location(FileIO::default(), &location).unwrap();
+    let catalog: Arc<dyn Catalog> = Arc::new(catalog);
+    let before = metadata_files(dir.path());
+    // The second action fails (a tag on a table without snapshots) after the append wrote its
+    // manifest and manifest list.
+    let err = Transaction::load(catalog, ident)
+        .await
+        .unwrap()
+        .fast_append(vec![data_file(&location, &[7])])
+        .with_action(SetRef::create_tag("t", Some(12345), None))
+        .commit()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert_eq!(metadata_files(dir.path()), before);
+    assert_eq!(count_and_sum(&location).await, (0, 0));
+}
+
+#[tokio::test]
+async fn actions_of_one_transaction_commit_as_one_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let io = FileIO::default();
+    let target = WriteTarget::directory(&io, &location).unwrap();
+    let first = append_dir(&io, &location, vec![data_file(&location, &[1])]).await;
+    let committed = target
+        .transaction(first.clone())
+        .fast_append(vec![data_file(&location, &[2])])
+        .create_tag("after", None, None)
+        .set_properties([("owner", "me")])
+        .commit()
+        .await
+        .unwrap();
+    assert!(committed.metadata_location().ends_with("/v3.metadata.json"));
+    let m = committed.metadata();
+    // The tag points at the snapshot the same transaction appended.
+    assert_eq!(m.refs["after"].snapshot_id, m.current_snapshot_id.unwrap());
+    assert_ne!(m.current_snapshot_id, first.metadata().current_snapshot_id);
+    assert_eq!(m.property("owner"), Some("me"));
+    assert_eq!(count_and_sum(&location).await, (2, 3));
 }

@@ -1,0 +1,149 @@
+//! Tests of the directory catalog's names and layout (its commits are in the catalog
+//! conformance suite, `tests/conformance/catalogs.rs`, run against every catalog).
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::catalog::test_support::{metadata_json, write};
+
+fn catalog(root: &std::path::Path) -> DirectoryCatalog {
+    DirectoryCatalog::new(FileIO::default(), root.to_str().unwrap()).unwrap()
+}
+
+/// A table directory with one metadata file (`v1.metadata.json`) at `dir`.
+fn table_at(dir: &std::path::Path) {
+    let location = dir.display().to_string();
+    write(
+        &dir.join("metadata/v1.metadata.json"),
+        metadata_json(&location).as_bytes(),
+    );
+}
+
+#[test]
+fn a_location_is_a_table_in_the_catalog_of_its_parent() {
+    let io = FileIO::default();
+    let (catalog, ident) =
+        DirectoryCatalog::for_location(io.clone(), "/data/lake/orders/").unwrap();
+    assert_eq!(catalog.root(), "/data/lake");
+    assert_eq!(ident.name, "orders");
+    assert!(ident.namespace.is_root());
+    assert_eq!(catalog.table_location(&ident).unwrap(), "/data/lake/orders");
+
+    let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), "/t").unwrap();
+    assert_eq!((catalog.root(), ident.name.as_str()), ("/", "t"));
+    assert_eq!(catalog.table_location(&ident).unwrap(), "/t");
+
+    let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), "file:///w/t").unwrap();
+    assert_eq!(catalog.table_location(&ident).unwrap(), "file:///w/t");
+    let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), "file:///t").unwrap();
+    assert_eq!(catalog.table_location(&ident).unwrap(), "file:///t");
+
+    let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), "s3://bucket/a/t").unwrap();
+    assert_eq!(catalog.table_location(&ident).unwrap(), "s3://bucket/a/t");
+    let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), "s3://bucket/t").unwrap();
+    assert_eq!(catalog.table_location(&ident).unwrap(), "s3://bucket/t");
+
+    // `..` is resolved before the name is taken; a bucket's root has no parent.
+    let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), "/a/b/../t").unwrap();
+    assert_eq!(catalog.table_location(&ident).unwrap(), "/a/t");
+    assert!(DirectoryCatalog::for_location(io, "s3://bucket").is_err());
+}
+
+#[test]
+fn names_that_are_not_one_directory_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = catalog(tmp.path());
+    for bad in ["a/b", "..", ".", "a\\b"] {
+        let ident = TableIdent::new(Namespace::root(), bad).unwrap();
+        let err = catalog.table_location(&ident).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{bad}: {err}");
+        let ns = Namespace::new([bad]).unwrap();
+        assert!(catalog.namespace_location(&ns).is_err(), "{bad}");
+    }
+    // Dots and any Unicode are fine in a directory name.
+    let ns = Namespace::new(["a.b", "données"]).unwrap();
+    let ident = TableIdent::new(ns, "日本.t").unwrap();
+    let root = catalog.root().to_string();
+    assert_eq!(
+        catalog.table_location(&ident).unwrap(),
+        format!("{root}/a.b/données/日本.t")
+    );
+}
+
+#[tokio::test]
+async fn namespaces_are_directories_and_tables_are_not_namespaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = catalog(tmp.path());
+    let db = Namespace::new(["db"]).unwrap();
+    let inner = Namespace::new(["db", "inner.x"]).unwrap();
+    catalog
+        .create_namespace(&db, BTreeMap::new())
+        .await
+        .unwrap();
+    catalog
+        .create_namespace(&inner, BTreeMap::new())
+        .await
+        .unwrap();
+    table_at(&tmp.path().join("db/orders"));
+
+    assert_eq!(
+        catalog.list_namespaces(&Namespace::root()).await.unwrap(),
+        vec![db.clone()]
+    );
+    assert_eq!(
+        catalog.list_namespaces(&db).await.unwrap(),
+        vec![inner.clone()]
+    );
+    let tables = catalog.list_tables(&db).await.unwrap();
+    assert_eq!(tables, vec![TableIdent::new(db.clone(), "orders").unwrap()]);
+    assert!(catalog.table_exists(&tables[0]).await.unwrap());
+    let orders = Namespace::new(["db", "orders"]).unwrap();
+    assert!(!catalog.namespace_exists(&orders).await.unwrap());
+
+    let again = catalog.create_namespace(&db, BTreeMap::new()).await;
+    assert!(
+        matches!(again, Err(Error::AlreadyExists { .. })),
+        "{again:?}"
+    );
+    let props = catalog.namespace_properties(&db).await.unwrap();
+    assert_eq!(
+        props["location"],
+        tmp.path().join("db").display().to_string()
+    );
+    let set = catalog
+        .update_namespace_properties(&db, &[], BTreeMap::from([("k".into(), "v".into())]))
+        .await;
+    assert!(matches!(set, Err(Error::Unsupported(_))), "{set:?}");
+
+    // Only an empty namespace can be dropped.
+    let err = catalog.drop_namespace(&db).await.unwrap_err();
+    assert!(err.to_string().contains("not empty"), "{err}");
+    catalog.drop_namespace(&inner).await.unwrap();
+    assert!(!catalog.namespace_exists(&inner).await.unwrap());
+    let missing = catalog.drop_namespace(&inner).await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "{missing:?}"
+    );
+    let missing = catalog.list_tables(&inner).await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "{missing:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_table_is_not_found_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = catalog(tmp.path()).with_name("lake");
+    let ident = TableIdent::parse_dotted("nope").unwrap();
+    let err = catalog.load_table(&ident).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert!(
+        err.to_string().contains("table nope in catalog lake"),
+        "{err}"
+    );
+    assert!(!catalog.table_exists(&ident).await.unwrap());
+    let err = catalog.drop_table(&ident, false).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+}

@@ -1,0 +1,449 @@
+//! One conformance suite for every [`Catalog`]: the SQLite catalog and the directory catalog
+//! run the same checks of the trait's contract (see `icefloe::catalog::Catalog`): what a
+//! second writer sees, lost races, unknown tables, names with dots and Unicode, drops.
+//!
+//! Each check gets two instances of one catalog on the same storage (two connections, two
+//! directory catalogs), as two processes would have them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Int64Array, RecordBatch};
+use icefloe::catalog::{Catalog, DirectoryCatalog, Namespace, SqliteCatalog, TableIdent};
+use icefloe::spec::{NestedField, PrimitiveType, Schema, TableRequirement, TableUpdate};
+use icefloe::to_arrow::schema_to_arrow;
+use icefloe::transaction::Transaction;
+use icefloe::write::AppendWriter;
+use icefloe::{Error, FileIO, Table, TableCreation};
+
+/// The catalog kinds under test.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Sqlite,
+    Directory,
+}
+
+const KINDS: [Kind; 2] = [Kind::Sqlite, Kind::Directory];
+
+/// Two instances of one catalog over `dir` (the first creates it).
+fn catalogs(kind: Kind, dir: &Path) -> (Arc<dyn Catalog>, Arc<dyn Catalog>) {
+    let io = FileIO::default();
+    match kind {
+        Kind::Sqlite => {
+            let db = dir.join("catalog.db");
+            let first = SqliteCatalog::create(&db, "c", io.clone()).expect("create catalog");
+            let first = first.with_warehouse(dir.join("wh").display().to_string());
+            let second = SqliteCatalog::open(&db, Some("c"), io).expect("open catalog");
+            let second = second.with_warehouse(dir.join("wh").display().to_string());
+            (Arc::new(first), Arc::new(second))
+        }
+        Kind::Directory => {
+            let root = dir.join("wh");
+            std::fs::create_dir_all(&root).expect("root");
+            let root = root.display().to_string();
+            let first = DirectoryCatalog::new(io.clone(), &root).expect("catalog");
+            let second = DirectoryCatalog::new(io, &root).expect("catalog");
+            (Arc::new(first), Arc::new(second))
+        }
+    }
+}
+
+fn namespace(levels: &[&str]) -> Namespace {
+    Namespace::new(levels.iter().copied()).expect("namespace")
+}
+
+fn ident(levels: &[&str], name: &str) -> TableIdent {
+    TableIdent::new(namespace(levels), name).expect("ident")
+}
+
+fn creation() -> TableCreation {
+    TableCreation::new(Schema::new(
+        0,
+        vec![NestedField::required(1, "id", PrimitiveType::Long)],
+    ))
+}
+
+/// Writes `ids` as a data file of `table` and commits them as one append, returning the
+/// committed version.
+async fn append(
+    catalog: &Arc<dyn Catalog>,
+    ident: &TableIdent,
+    table: Table,
+    ids: &[i64],
+) -> Table {
+    let schema = table.metadata().current_schema().clone();
+    let arrow = Arc::new(schema_to_arrow(&schema).expect("arrow schema"));
+    let batch =
+        RecordBatch::try_new(arrow, vec![Arc::new(Int64Array::from(ids.to_vec()))]).expect("batch");
+    let mut writer = AppendWriter::new(table.io(), table.metadata(), &schema).expect("writer");
+    writer.write(&batch).await.expect("write");
+    let files = writer.finish().await.expect("finish");
+    Transaction::on(Arc::clone(catalog), ident.clone(), table)
+        .fast_append(files)
+        .commit()
+        .await
+        .expect("append")
+}
+
+fn total_records(table: &Table) -> i64 {
+    table
+        .metadata()
+        .current_snapshot()
+        .and_then(|s| s.summary.as_ref())
+        .and_then(|s| s.get("total-records"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_second_writer_sees_every_commit() {
+    for kind in KINDS {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, b) = catalogs(kind, tmp.path());
+        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+            .await
+            .expect("namespace");
+        let t = ident(&["db"], "t");
+        let created = a.create_table(&t, &creation()).await.expect("create");
+        assert!(b.table_exists(&t).await.expect("exists"), "{kind:?}");
+        let seen = b.load_table(&t).await.expect("load");
+        assert_eq!(seen.metadata().table_uuid, created.metadata().table_uuid);
+
+        let appended = append(&a, &t, created, &[1, 2, 3]).await;
+        let seen = b.load_table(&t).await.expect("load");
+        assert_eq!(
+            seen.metadata_location(),
+            appended.metadata_location(),
+            "{kind:?}"
+        );
+        assert_eq!(total_records(&seen), 3);
+
+        // b commits on what it saw; a sees b's commit on top of its own.
+        let both = append(&b, &t, seen, &[4]).await;
+        let props = Transaction::on(Arc::clone(&b), t.clone(), both)
+            .set_properties([("owner", "b")])
+            .commit()
+            .await
+            .expect("properties");
+        let seen = a.load_table(&t).await.expect("load");
+        assert_eq!(
+            seen.metadata_location(),
+            props.metadata_location(),
+            "{kind:?}"
+        );
+        assert_eq!(total_records(&seen), 4);
+        assert_eq!(seen.metadata().property("owner"), Some("b"));
+        assert_eq!(seen.metadata().snapshots.len(), 2);
+        // Each commit logged the file it replaced.
+        assert_eq!(seen.metadata().metadata_log.len(), 3, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_requirement_that_does_not_hold_is_a_conflict_and_changes_nothing() {
+    for kind in KINDS {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, b) = catalogs(kind, tmp.path());
+        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+            .await
+            .expect("namespace");
+        let t = ident(&["db"], "t");
+        let created = a.create_table(&t, &creation()).await.expect("create");
+        let stale = b.load_table(&t).await.expect("load");
+        let appended = append(&a, &t, created, &[1]).await;
+
+        // b states what it saw: main had no snapshot. That no longer holds.
+        let requirements = [TableRequirement::AssertRefSnapshotId {
+            ref_name: "main".into(),
+            snapshot_id: stale.metadata().current_snapshot_id,
+        }];
+        let updates = [TableUpdate::SetProperties {
+            updates: BTreeMap::from([("k".to_string(), "v".to_string())]),
+        }];
+        let err = b
+            .commit_table(&t, &requirements, &updates)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::CommitConflict { .. }),
+            "{kind:?}: {err}"
+        );
+        let err = b
+            .commit_table(
+                &t,
+                &[TableRequirement::AssertTableUuid {
+                    uuid: "00000000-0000-0000-0000-000000000000".into(),
+                }],
+                &updates,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::CommitConflict { .. }),
+            "{kind:?}: {err}"
+        );
+        let err = b
+            .commit_table(&t, &[TableRequirement::AssertCreate], &updates)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::CommitConflict { .. }),
+            "{kind:?}: {err}"
+        );
+        let now = a.load_table(&t).await.expect("load");
+        assert_eq!(
+            now.metadata_location(),
+            appended.metadata_location(),
+            "{kind:?}"
+        );
+        assert_eq!(now.metadata().property("k"), None);
+        // No metadata file was left by the refused commits.
+        let metadata_dir = Path::new(&now.metadata().location).join("metadata");
+        let versions = std::fs::read_dir(metadata_dir)
+            .expect("metadata dir")
+            .filter(|e| {
+                let name = e.as_ref().expect("entry").file_name();
+                name.to_string_lossy().ends_with(".metadata.json")
+            })
+            .count();
+        assert_eq!(versions, 2, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn racing_writers_all_commit_through_retries() {
+    for kind in KINDS {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, b) = catalogs(kind, tmp.path());
+        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+            .await
+            .expect("namespace");
+        let t = ident(&["db"], "t");
+        let created = a.create_table(&t, &creation()).await.expect("create");
+        // Every writer starts from the same version: all but one lose their first race.
+        let writers = (0..8).map(|i| {
+            let catalog = if i % 2 == 0 {
+                Arc::clone(&a)
+            } else {
+                Arc::clone(&b)
+            };
+            let (t, base) = (t.clone(), created.clone());
+            tokio::spawn(async move { append(&catalog, &t, base, &[i]).await })
+        });
+        for writer in writers.collect::<Vec<_>>() {
+            writer.await.expect("writer");
+        }
+        let last = b.load_table(&t).await.expect("load");
+        assert_eq!(total_records(&last), 8, "{kind:?}");
+        assert_eq!(last.metadata().snapshots.len(), 8, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_tables_and_namespaces_are_not_found_by_name() {
+    for kind in KINDS {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, _) = catalogs(kind, tmp.path());
+        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+            .await
+            .expect("namespace");
+        let t = ident(&["db"], "nope");
+        let not_found = |r: Result<(), Error>| match r {
+            Err(e @ Error::NotFound { .. }) => assert!(e.to_string().contains("nope"), "{e}"),
+            other => panic!("{kind:?}: {other:?}"),
+        };
+        not_found(a.load_table(&t).await.map(drop));
+        not_found(a.drop_table(&t, false).await);
+        not_found(a.commit_table(&t, &[], &[]).await.map(drop));
+        assert!(!a.table_exists(&t).await.expect("exists"));
+        not_found(a.list_tables(&namespace(&["nope"])).await.map(drop));
+        not_found(
+            a.create_table(&ident(&["nope"], "t"), &creation())
+                .await
+                .map(drop),
+        );
+    }
+}
+
+#[tokio::test]
+async fn names_with_dots_and_unicode_round_trip() {
+    for kind in KINDS {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, b) = catalogs(kind, tmp.path());
+        let ns = namespace(&["données", "季節"]);
+        a.create_namespace(&ns, BTreeMap::new())
+            .await
+            .expect("namespace");
+        let names = ["t.v1", "日本", "Ünïcode table"];
+        for name in names {
+            a.create_table(&ident(&["données", "季節"], name), &creation())
+                .await
+                .expect(name);
+        }
+        let mut listed: Vec<String> = b
+            .list_tables(&ns)
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        listed.sort();
+        let mut expected: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        expected.sort();
+        assert_eq!(listed, expected, "{kind:?}");
+        assert_eq!(
+            b.list_namespaces(&Namespace::root()).await.expect("list"),
+            vec![namespace(&["données"])],
+            "{kind:?}"
+        );
+        assert_eq!(
+            b.list_namespaces(&namespace(&["données"]))
+                .await
+                .expect("list"),
+            vec![ns.clone()],
+            "{kind:?}"
+        );
+        for name in names {
+            let t = b
+                .load_table(&ident(&["données", "季節"], name))
+                .await
+                .expect(name);
+            assert!(t.metadata().location.ends_with(name), "{kind:?}");
+        }
+        // A level with a dot: a directory name may hold one; the SQLite catalog stores
+        // namespaces dot-joined and refuses it rather than read it back as two levels.
+        let dotted = namespace(&["a.b"]);
+        let made = a.create_namespace(&dotted, BTreeMap::new()).await;
+        match kind {
+            Kind::Directory => made.expect("a dotted directory name"),
+            Kind::Sqlite => assert!(matches!(made, Err(Error::InvalidArgument(_))), "{made:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn tables_are_created_once_and_dropped_with_or_without_their_files() {
+    for kind in KINDS {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, b) = catalogs(kind, tmp.path());
+        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+            .await
+            .expect("namespace");
+        let t = ident(&["db"], "t");
+        let created = a.create_table(&t, &creation()).await.expect("create");
+        let again = b.create_table(&t, &creation()).await;
+        assert!(
+            matches!(again, Err(Error::AlreadyExists { .. })),
+            "{kind:?}: {again:?}"
+        );
+        let appended = append(&a, &t, created, &[1, 2]).await;
+        let data: Vec<String> = appended
+            .metadata()
+            .current_snapshot()
+            .map(|_| ())
+            .into_iter()
+            .flat_map(|_| {
+                let dir = Path::new(&appended.metadata().location).join("data");
+                std::fs::read_dir(dir)
+                    .expect("data dir")
+                    .map(|e| e.expect("entry").path().display().to_string())
+            })
+            .collect();
+        assert_eq!(data.len(), 1);
+
+        a.drop_table(&t, false).await.expect("drop");
+        assert!(!b.table_exists(&t).await.expect("exists"), "{kind:?}");
+        assert!(
+            Path::new(&data[0]).exists(),
+            "{kind:?}: a drop without purge keeps data"
+        );
+
+        let t2 = ident(&["db"], "t2");
+        let created = a.create_table(&t2, &creation()).await.expect("create");
+        let appended = append(&a, &t2, created, &[3]).await;
+        let location = appended.metadata().location.clone();
+        b.drop_table(&t2, true).await.expect("purge");
+        assert!(!a.table_exists(&t2).await.expect("exists"));
+        let left: Vec<_> = walk(Path::new(&location));
+        assert!(left.is_empty(), "{kind:?}: purge left {left:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_table_replaced_under_its_name_is_never_followed() {
+    for kind in KINDS {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (a, b) = catalogs(kind, tmp.path());
+        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+            .await
+            .expect("namespace");
+        let t = ident(&["db"], "t");
+        let old = a.create_table(&t, &creation()).await.expect("create");
+        b.drop_table(&t, true).await.expect("drop");
+        b.create_table(&t, &creation()).await.expect("create again");
+        let err = Transaction::on(Arc::clone(&a), t.clone(), old)
+            .set_properties([("k", "v")])
+            .commit()
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("replaced"), "{kind:?}: {err}");
+        let now = b.load_table(&t).await.expect("load");
+        assert_eq!(now.metadata().property("k"), None);
+    }
+}
+
+#[tokio::test]
+async fn rename_and_register_where_the_catalog_keeps_pointers() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b) = catalogs(Kind::Sqlite, tmp.path());
+    a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+        .await
+        .expect("namespace");
+    a.create_namespace(&namespace(&["other"]), BTreeMap::new())
+        .await
+        .expect("namespace");
+    let (t, moved) = (ident(&["db"], "t"), ident(&["other"], "u"));
+    let created = a.create_table(&t, &creation()).await.expect("create");
+    a.rename_table(&t, &moved).await.expect("rename");
+    assert!(!b.table_exists(&t).await.expect("exists"));
+    let renamed = b.load_table(&moved).await.expect("load");
+    assert_eq!(renamed.metadata_location(), created.metadata_location());
+    let again = b.rename_table(&t, &moved).await;
+    assert!(matches!(again, Err(Error::NotFound { .. })), "{again:?}");
+
+    let copy = ident(&["db"], "copy");
+    let registered = b
+        .register_table(&copy, created.metadata_location())
+        .await
+        .expect("register");
+    assert_eq!(
+        registered.metadata().table_uuid,
+        created.metadata().table_uuid
+    );
+    let twice = a.register_table(&copy, created.metadata_location()).await;
+    assert!(
+        matches!(twice, Err(Error::AlreadyExists { .. })),
+        "{twice:?}"
+    );
+
+    let (dir, _) = catalogs(Kind::Directory, &tmp.path().join("d"));
+    let refused = dir.rename_table(&t, &moved).await;
+    assert!(matches!(refused, Err(Error::Unsupported(_))), "{refused:?}");
+}
+
+/// Every file under `dir` (none when it is gone).
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flat_map(|e| {
+            let path = e.expect("entry").path();
+            match path.is_dir() {
+                true => walk(&path),
+                false => vec![path],
+            }
+        })
+        .collect()
+}
