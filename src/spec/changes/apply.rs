@@ -53,7 +53,9 @@ impl TableMetadata {
     ///   already in the table, and otherwise take the highest id + 1 (the unsorted order is
     ///   always 0); `last-column-id` and `last-partition-id` become the highest ids in use.
     ///   `-1` in `set-current-schema` / `set-default-spec` / `set-default-sort-order` is the
-    ///   one the last `add-*` of that kind in this list resolved to (an error without one).
+    ///   one the last `add-*` of that kind in this list resolved to (an error without one;
+    ///   where that `add-*` reused an entry already in the table, Java refuses `-1`, icefloe
+    ///   takes the reused entry).
     ///   A new spec or sort order must bind to the current schema; in v1, spec field ids must be
     ///   1000, 1001, ... in order; a schema with v3 types or defaults needs a v3 table.
     /// - `add-snapshot`: the id must be new; from v2 the sequence number must be above

@@ -3,20 +3,47 @@
 //! table's current metadata, plus a list of [`TableUpdate`]s, applied to it in order:
 //!
 //! ```
-//! # fn example(current: &icefloe::spec::TableMetadata) -> icefloe::Result<()> {
+//! # fn main() -> icefloe::Result<()> {
 //! use std::collections::BTreeMap;
-//! use icefloe::spec::{ApplyContext, TableRequirement, TableUpdate};
+//! use icefloe::spec::types::{NestedField, PrimitiveType};
+//! use icefloe::spec::{
+//!     ApplyContext, PartitionSpec, Schema, SortOrder, TableMetadata, TableRequirement,
+//!     TableUpdate,
+//! };
+//! use icefloe::spec::changes::LAST_ADDED;
 //!
-//! let updates = vec![TableUpdate::SetProperties {
-//!     updates: BTreeMap::from([("owner".to_string(), "ops".to_string())]),
-//! }];
-//! let requirements = TableRequirement::for_update(current, &updates);
-//! // What a catalog does with them, under its commit lock or compare-and-swap:
-//! TableRequirement::check_all(&requirements, Some(current))
+//! // A new table, as a create transaction describes it.
+//! let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]);
+//! let create = [
+//!     TableUpdate::AssignUuid { uuid: "2cc52516-5e73-41f2-b139-545d41a4e151".into() },
+//!     TableUpdate::AddSchema { schema, last_column_id: None },
+//!     TableUpdate::SetCurrentSchema { schema_id: LAST_ADDED },
+//!     TableUpdate::AddSpec { spec: PartitionSpec::unpartitioned() },
+//!     TableUpdate::SetDefaultSpec { spec_id: LAST_ADDED },
+//!     TableUpdate::AddSortOrder { sort_order: SortOrder::unsorted() },
+//!     TableUpdate::SetDefaultSortOrder { sort_order_id: LAST_ADDED },
+//!     TableUpdate::SetLocation { location: "s3://b/db/orders".into() },
+//! ];
+//! let current = TableMetadata::from_updates(&create, &ApplyContext::new(1_700_000_000_000))?;
+//!
+//! // A later commit: its updates, and what they require of the table.
+//! let owner = BTreeMap::from([("owner".to_string(), "ops".to_string())]);
+//! let updates = [TableUpdate::SetProperties { updates: owner }];
+//! let requirements = TableRequirement::for_update(&current, &updates);
+//! // What a catalog does with them, under its lock or compare-and-swap:
+//! TableRequirement::check_all(&requirements, Some(&current))
 //!     .map_err(|failed| failed.into_conflict("db.orders"))?;
-//! let ctx = ApplyContext::new(1_700_000_000_000).with_previous_file("s3://b/t/metadata/v3.metadata.json");
+//! let ctx = ApplyContext::new(1_700_000_060_000)
+//!     .with_previous_file("s3://b/db/orders/metadata/v1.metadata.json");
 //! let next = current.apply(&updates, &ctx)?;
 //! assert_eq!(next.property("owner"), Some("ops"));
+//! assert_eq!(next.metadata_log.len(), 1);
+//!
+//! // The JSON a REST catalog sends.
+//! assert_eq!(
+//!     updates[0].to_json(),
+//!     serde_json::json!({"action": "set-properties", "updates": {"owner": "ops"}})
+//! );
 //! # Ok(())
 //! # }
 //! ```

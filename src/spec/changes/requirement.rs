@@ -100,7 +100,7 @@ impl TableRequirement {
         let Some(table) = current else {
             return match self {
                 Self::AssertCreate => Ok(()),
-                _ => Err(self.failed(self.expectation(), "no table")),
+                _ => Err(self.failed("no table")),
             };
         };
         let found = match self {
@@ -132,7 +132,7 @@ impl TableRequirement {
         };
         match found {
             None => Ok(()),
-            Some(found) => Err(self.failed(self.expectation(), found)),
+            Some(found) => Err(self.failed(found)),
         }
     }
 
@@ -175,10 +175,10 @@ impl TableRequirement {
         }
     }
 
-    fn failed(&self, expected: String, found: impl Into<String>) -> RequirementFailed {
+    fn failed(&self, found: impl Into<String>) -> RequirementFailed {
         RequirementFailed {
             requirement: self.clone(),
-            expected,
+            expected: self.expectation(),
             found: found.into(),
         }
     }
