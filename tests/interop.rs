@@ -9,6 +9,8 @@
 //! and in the end compares what PyIceberg, DuckDB and icefloe read with those rows, and
 //! PyIceberg's `inspect` relations with icefloe's metadata tables. Each scenario runs in a
 //! fresh temporary warehouse (kept, and its path printed, when `ICEFLOE_INTEROP_KEEP` is set).
+//!
+//! [`changes`]: table changes as data (requirements and updates) against PyIceberg's models.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,9 @@ use icefloe::spec::{Schema, Transform};
 use icefloe::to_arrow::schema_to_arrow;
 use icefloe::write::{TableCreation, append_batches};
 use serde_json::Value;
+
+#[path = "interop/changes.rs"]
+mod changes;
 
 /// Says something on the test's real stderr: seen in CI logs even when the test passes.
 fn say(message: &str) {

@@ -15,7 +15,7 @@ mod tests;
 pub mod update;
 mod validate;
 #[cfg(test)]
-mod validate_tests;
+pub(crate) mod validate_tests;
 mod write;
 
 use std::collections::BTreeMap;
@@ -87,6 +87,32 @@ pub struct PartitionStatisticsFile {
     pub statistics_path: String,
     /// `file-size-in-bytes`.
     pub file_size_in_bytes: i64,
+}
+
+impl StatisticsFile {
+    /// Parses the JSON form (an entry of `statistics`); errors are [`Error::Corrupt`] with an
+    /// empty path.
+    pub fn from_json(v: &serde_json::Value) -> Result<Self> {
+        read::statistics_file(v)
+    }
+
+    /// The JSON form.
+    pub fn to_json(&self) -> serde_json::Value {
+        write::statistics_file(self)
+    }
+}
+
+impl PartitionStatisticsFile {
+    /// Parses the JSON form (an entry of `partition-statistics`); errors are
+    /// [`Error::Corrupt`] with an empty path.
+    pub fn from_json(v: &serde_json::Value) -> Result<Self> {
+        read::partition_statistics_file(v)
+    }
+
+    /// The JSON form.
+    pub fn to_json(&self) -> serde_json::Value {
+        write::partition_statistics_file(self)
+    }
 }
 
 /// The parsed contents of a table metadata file.

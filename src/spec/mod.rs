@@ -2,6 +2,7 @@
 //! DataFusion. One module per spec section.
 
 pub(crate) mod avro;
+pub mod changes;
 pub mod manifest;
 pub mod manifest_list;
 pub mod manifest_writer;
@@ -17,6 +18,10 @@ pub mod summary;
 pub mod types;
 pub mod values;
 
+pub use changes::{
+    ApplyContext, CommitTableRequest, RequirementFailed, TableIdentifier, TableRequirement,
+    TableUpdate,
+};
 pub use manifest::{
     DataContentType, DataFile, FileFormat, Manifest, ManifestEntry, ManifestMetadata,
     ManifestStatus,

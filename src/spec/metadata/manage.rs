@@ -1,18 +1,20 @@
 //! Snapshot management as pure metadata changes: setting and removing refs, fast-forwarding
-//! and rolling back a branch, and removing expired snapshots. Each returns the next metadata;
-//! committing it (the metadata log entry, the pointer swap) happens in `crate::commit`.
-
-use std::collections::HashSet;
+//! and rolling back a branch, and removing expired snapshots. Each is a list of
+//! [`TableUpdate`]s applied to the metadata ([`TableMetadata::apply`]) plus the checks of the
+//! operation, and returns the next metadata; committing it (the metadata log entry, the
+//! pointer swap) happens in `crate::commit`.
 
 use super::TableMetadata;
 use crate::error::{Error, Result};
 use crate::spec::retention::Retention;
-use crate::spec::{SnapshotLogEntry, SnapshotReference, SnapshotRetention};
+use crate::spec::{ApplyContext, SnapshotReference, SnapshotRetention, TableUpdate};
 
 impl TableMetadata {
-    /// The metadata with ref `name` set to `reference` (created, or replaced whatever it was).
-    /// The snapshot must exist. Setting `main` makes its snapshot current (a new snapshot-log
-    /// entry at `now_ms`, as a rollback or fast-forward records it); `main` must stay a branch.
+    /// The metadata with ref `name` set to `reference` (created, or replaced whatever it was):
+    /// the update `set-snapshot-ref` at `now_ms` ([`TableMetadata::apply`]). The snapshot
+    /// must exist ([`Error::NotFound`] otherwise). Setting `main` makes its snapshot current
+    /// (a new snapshot-log entry at `now_ms`, as a rollback or fast-forward records it);
+    /// `main` must stay a branch.
     pub fn with_ref(
         &self,
         name: &str,
@@ -25,38 +27,26 @@ impl TableMetadata {
                 "snapshot {id} (for ref '{name}')"
             )));
         }
-        let is_main = name == SnapshotReference::MAIN_BRANCH;
-        if is_main && matches!(reference.retention, SnapshotRetention::Tag { .. }) {
-            return Err(Error::InvalidArgument("'main' must be a branch".into()));
-        }
-        let mut next = self.clone();
-        next.last_updated_ms = next.last_updated_ms.max(now_ms);
-        if is_main && self.current_snapshot_id != Some(id) {
-            next.current_snapshot_id = Some(id);
-            next.snapshot_log.push(SnapshotLogEntry {
-                snapshot_id: id,
-                timestamp_ms: next.last_updated_ms,
-            });
-        }
-        next.refs.insert(name.to_string(), reference);
-        Ok(next)
+        let update = TableUpdate::set_ref(name, reference);
+        self.apply(&[update], &ApplyContext::new(now_ms))
     }
 
-    /// The metadata without ref `name`. `main` can never be dropped; an unknown ref is
-    /// [`Error::NotFound`].
+    /// The metadata without ref `name`: the update `remove-snapshot-ref` at `now_ms`. `main`
+    /// can never be dropped here; an unknown ref is [`Error::NotFound`].
     pub fn without_ref(&self, name: &str, now_ms: i64) -> Result<TableMetadata> {
         if name == SnapshotReference::MAIN_BRANCH {
-            return Err(Error::InvalidArgument(
-                "the branch 'main' cannot be dropped".into(),
+            return Err(Error::invalid(
+                "ref 'main'",
+                "the branch 'main' cannot be dropped",
             ));
         }
         if !self.refs.contains_key(name) {
             return Err(Error::not_found(format!("ref '{name}'")));
         }
-        let mut next = self.clone();
-        next.refs.remove(name);
-        next.last_updated_ms = next.last_updated_ms.max(now_ms);
-        Ok(next)
+        let update = TableUpdate::RemoveSnapshotRef {
+            ref_name: name.to_string(),
+        };
+        self.apply(&[update], &ApplyContext::new(now_ms))
     }
 
     /// The metadata with branch `branch` moved to `snapshot_id`, keeping its retention
@@ -104,29 +94,21 @@ impl TableMetadata {
         self.with_ref(branch, moved, now_ms)
     }
 
-    /// The metadata after expiration: the snapshots `retention` expires removed with their
-    /// statistics files, its refs in place of the old ones, and the snapshot log cut as Java
-    /// cuts it (an entry for a removed snapshot drops every entry before it too, so the log
-    /// stays a history of snapshots that exist).
+    /// The metadata after expiration: the updates `remove-snapshot-ref` of every ref that
+    /// `retention` does not keep, then `remove-snapshots` of the snapshots it expires, at
+    /// `now_ms` ([`TableMetadata::apply`]'s rules): their statistics files go with them, and
+    /// the snapshot log is cut as Java cuts it (an entry for a removed snapshot drops every
+    /// entry before it too, so the log stays a history of snapshots that exist).
+    /// `retention.refs` must be refs of this table (as [`crate::spec::retention::retention`]
+    /// leaves them); they are kept as they are.
     pub fn with_expired(&self, retention: &Retention, now_ms: i64) -> TableMetadata {
-        let gone: HashSet<i64> = retention.expired.iter().copied().collect();
-        let mut next = self.clone();
-        next.snapshots.retain(|s| !gone.contains(&s.snapshot_id));
-        next.refs = retention.refs.clone();
-        next.statistics.retain(|s| !gone.contains(&s.snapshot_id));
-        next.partition_statistics
-            .retain(|s| !gone.contains(&s.snapshot_id));
-        let remaining: HashSet<i64> = next.snapshots.iter().map(|s| s.snapshot_id).collect();
-        let mut log = Vec::new();
-        for entry in &self.snapshot_log {
-            match remaining.contains(&entry.snapshot_id) {
-                true => log.push(*entry),
-                false => log.clear(),
-            }
-        }
-        next.snapshot_log = log;
-        next.last_updated_ms = next.last_updated_ms.max(now_ms);
-        next
+        let dropped: Vec<&str> = self
+            .refs
+            .keys()
+            .filter(|name| !retention.refs.contains_key(*name))
+            .map(String::as_str)
+            .collect();
+        self.with_removed(&dropped, &retention.expired, now_ms)
     }
 }
 

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::catalog::test_support::metadata_json_with;
+use crate::spec::SnapshotLogEntry;
 use crate::spec::retention::{RetentionDefaults, retention};
 
 const NOW: i64 = 1_800_000_000_000;

@@ -234,7 +234,7 @@ fn refs(
     Ok(refs)
 }
 
-fn statistics_file(v: &JsonValue) -> Result<StatisticsFile> {
+pub(super) fn statistics_file(v: &JsonValue) -> Result<StatisticsFile> {
     const WHAT: &str = "statistics file";
     let o = j::object(v, WHAT)?;
     Ok(StatisticsFile {
@@ -247,7 +247,7 @@ fn statistics_file(v: &JsonValue) -> Result<StatisticsFile> {
     })
 }
 
-fn partition_statistics_file(v: &JsonValue) -> Result<PartitionStatisticsFile> {
+pub(super) fn partition_statistics_file(v: &JsonValue) -> Result<PartitionStatisticsFile> {
     const WHAT: &str = "partition statistics file";
     let o = j::object(v, WHAT)?;
     Ok(PartitionStatisticsFile {

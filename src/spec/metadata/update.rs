@@ -6,7 +6,7 @@
 use super::{FormatVersion, TableMetadata};
 use crate::error::{Error, Result};
 use crate::spec::{
-    MetadataLogEntry, Snapshot, SnapshotLogEntry, SnapshotReference, SnapshotRetention,
+    ApplyContext, MetadataLogEntry, Snapshot, SnapshotReference, SnapshotRetention, TableUpdate,
 };
 
 /// The table property bounding how many previous metadata files the metadata log keeps.
@@ -48,6 +48,10 @@ impl TableMetadata {
     /// the current snapshot and adds it to the snapshot log. In v3 the snapshot's
     /// `first-row-id` is set to the table's `next-row-id`, which advances by its
     /// `added-rows`. A branch keeps its retention settings; a tag of that name is an error.
+    ///
+    /// The change is the updates `add-snapshot` + `set-snapshot-ref` applied at the
+    /// snapshot's timestamp ([`TableMetadata::apply`]); this adds the checks that make the
+    /// snapshot the branch's next one.
     pub fn with_snapshot(
         &self,
         mut snapshot: Snapshot,
@@ -55,69 +59,53 @@ impl TableMetadata {
         previous_file: Option<&str>,
     ) -> Result<TableMetadata> {
         let id = snapshot.snapshot_id;
-        if self.snapshot_by_id(id).is_some() {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot id {id} is already in the table"
-            )));
-        }
-        if self
-            .refs
-            .get(branch)
-            .is_some_and(|r| self.branch_head(branch) != Some(r.snapshot_id))
-        {
-            return Err(Error::InvalidArgument(format!(
-                "'{branch}' is a tag; commits go to branches"
-            )));
+        let existing = self.refs.get(branch);
+        if existing.is_some_and(|r| !r.is_branch()) {
+            return Err(Error::invalid(
+                format!("snapshot {id}"),
+                format!("'{branch}' is a tag; commits go to branches"),
+            ));
         }
         let head = self.branch_head(branch);
         if snapshot.parent_snapshot_id != head {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {id} has parent {:?}, but branch '{branch}' is at {head:?}",
-                snapshot.parent_snapshot_id
-            )));
+            return Err(Error::invalid(
+                format!("snapshot {id}"),
+                format!(
+                    "its parent is {:?}, but branch '{branch}' is at {head:?}",
+                    snapshot.parent_snapshot_id
+                ),
+            ));
         }
         let sequence = self.next_sequence_number();
         if snapshot.sequence_number != sequence {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {id} has sequence number {}, the table's next is {sequence}",
-                snapshot.sequence_number
-            )));
+            return Err(Error::invalid(
+                format!("snapshot {id}"),
+                format!(
+                    "its sequence number is {}, the table's next is {sequence}",
+                    snapshot.sequence_number
+                ),
+            ));
         }
-        let mut next = self.clone();
-        if next.format_version == FormatVersion::V3 {
-            let first = next.next_row_id.unwrap_or(0);
-            snapshot.first_row_id = Some(first);
-            next.next_row_id = Some(first + snapshot.added_rows.unwrap_or(0));
+        if self.format_version >= FormatVersion::V3 {
+            snapshot.first_row_id = Some(self.next_row_id.unwrap_or(0));
         }
-        next.last_sequence_number = next.last_sequence_number.max(snapshot.sequence_number);
-        next.last_updated_ms = next.last_updated_ms.max(snapshot.timestamp_ms);
-        let retention = match self.refs.get(branch) {
+        let retention = match existing {
             Some(existing) => existing.retention.clone(),
-            None => SnapshotRetention::Branch {
-                min_snapshots_to_keep: None,
-                max_snapshot_age_ms: None,
-                max_ref_age_ms: None,
-            },
+            None => SnapshotReference::branch(id).retention,
         };
-        next.refs.insert(
-            branch.to_string(),
-            SnapshotReference {
-                snapshot_id: id,
-                retention,
-            },
-        );
-        if branch == SnapshotReference::MAIN_BRANCH {
-            next.current_snapshot_id = Some(id);
-            next.snapshot_log.push(SnapshotLogEntry {
-                snapshot_id: id,
-                timestamp_ms: snapshot.timestamp_ms,
-            });
-        }
-        if let Some(previous) = previous_file {
-            next.log_previous_file(previous, self.last_updated_ms);
-        }
-        next.snapshots.push(snapshot);
-        Ok(next)
+        let mut ctx = ApplyContext::new(snapshot.timestamp_ms);
+        ctx.previous_file = previous_file.map(str::to_string);
+        let updates = [
+            TableUpdate::AddSnapshot { snapshot },
+            TableUpdate::set_ref(
+                branch,
+                SnapshotReference {
+                    snapshot_id: id,
+                    retention,
+                },
+            ),
+        ];
+        self.apply(&updates, &ctx)
     }
 
     /// Adds `previous` (the metadata file this metadata replaces, last updated at

@@ -232,11 +232,9 @@ fn metadata_files(root: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Every metadata file that Spark, Flink, Trino, Impala, BigQuery, DuckDB and PyIceberg wrote
-/// for the fixtures (the in-repo sample, and the full sets when `ICEFLOE_FIXTURES` names them)
-/// keeps these rules: none is refused as inconsistent.
-#[test]
-fn no_fixture_written_by_another_engine_is_inconsistent() {
+/// Every metadata file of the fixtures: the in-repo sample, and the full sets when
+/// `ICEFLOE_FIXTURES` names them.
+pub(crate) fn fixture_metadata_files() -> Vec<std::path::PathBuf> {
     let mut roots = vec![std::path::PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures"
@@ -246,6 +244,16 @@ fn no_fixture_written_by_another_engine_is_inconsistent() {
     for root in &roots {
         metadata_files(root, &mut files);
     }
+    files.sort();
+    files
+}
+
+/// Every metadata file that Spark, Flink, Trino, Impala, BigQuery, DuckDB and PyIceberg wrote
+/// for the fixtures (the in-repo sample, and the full sets when `ICEFLOE_FIXTURES` names them)
+/// keeps these rules: none is refused as inconsistent.
+#[test]
+fn no_fixture_written_by_another_engine_is_inconsistent() {
+    let files = fixture_metadata_files();
     assert!(files.len() > 50, "{} metadata files", files.len());
     let refused: Vec<String> = files
         .iter()

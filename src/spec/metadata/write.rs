@@ -80,7 +80,7 @@ fn write_history(m: &TableMetadata, o: &mut Map<String, JsonValue>) {
     o.insert("metadata-log".into(), JsonValue::Array(metadata_log));
 }
 
-fn statistics_file(f: &StatisticsFile) -> JsonValue {
+pub(super) fn statistics_file(f: &StatisticsFile) -> JsonValue {
     let mut o = Map::new();
     o.insert("snapshot-id".into(), json!(f.snapshot_id));
     o.insert("statistics-path".into(), json!(f.statistics_path));
@@ -99,7 +99,7 @@ fn statistics_file(f: &StatisticsFile) -> JsonValue {
     JsonValue::Object(o)
 }
 
-fn partition_statistics_file(f: &PartitionStatisticsFile) -> JsonValue {
+pub(super) fn partition_statistics_file(f: &PartitionStatisticsFile) -> JsonValue {
     json!({
         "snapshot-id": f.snapshot_id,
         "statistics-path": f.statistics_path,
