@@ -127,9 +127,9 @@ impl SnapshotManager {
         &self.target
     }
 
-    /// The table as its pointer says now.
+    /// The table as its pointer says now, beyond doubt (for destructive operations).
     pub async fn table(&self) -> Result<Table> {
-        self.target.load().await
+        self.target.load_for_write().await
     }
 
     /// The table's current snapshot, as its pointer says now.
@@ -254,7 +254,7 @@ impl SnapshotManager {
     /// reachability from the metadata before and after, never by listing. A dry run commits
     /// and deletes nothing.
     pub async fn expire_snapshots(&self, options: &ExpireSnapshots) -> Result<ExpireReport> {
-        let before = self.target.load().await?;
+        let before = self.target.load_for_write().await?;
         let now = options.now_ms.unwrap_or_else(crate::catalog::now_ms);
         let action = crate::transaction::ExpireSnapshots::new()
             .with_older_than_ms(options.older_than_ms)

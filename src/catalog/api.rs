@@ -109,6 +109,16 @@ pub trait Catalog: Debug + Send + Sync {
     /// reading its metadata file (which name the file).
     async fn load_table(&self, ident: &TableIdent) -> Result<Table>;
 
+    /// The table's current version beyond doubt, for a destructive operation (orphan removal,
+    /// the deletions of an expiration): [`Table::is_current`], refused when moved. The default
+    /// is [`Catalog::load_table`] (a catalog pointer is beyond doubt); a directory catalog
+    /// also lists the table's `metadata/` and refuses newer versions it cannot read.
+    async fn load_table_for_write(&self, ident: &TableIdent) -> Result<Table> {
+        let table = self.load_table(ident).await?;
+        table.ensure_writable()?;
+        Ok(table)
+    }
+
     /// The table's current version if it is not `known` (a version of it loaded earlier),
     /// `None` if `known` is still current. Catalogs answer it cheaply where they can (the
     /// SQLite catalog reads the pointer row; a directory catalog checks that the next version

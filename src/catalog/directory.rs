@@ -357,6 +357,10 @@ impl Catalog for DirectoryCatalog {
         Table::load(self.io.clone(), &location).await
     }
 
+    async fn load_table_for_write(&self, ident: &TableIdent) -> Result<Table> {
+        Ok(self.load_for_commit(ident).await?.0)
+    }
+
     async fn refresh(&self, ident: &TableIdent, known: &Table) -> Result<Option<Table>> {
         let name = known
             .metadata_location()

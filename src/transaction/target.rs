@@ -84,12 +84,18 @@ impl WriteTarget {
         &self.name
     }
 
-    /// The table's current version, for a change: refused when the table was moved
-    /// ([`Table::ensure_writable`]).
+    /// The table's current version, to begin a change on: refused when the table was moved
+    /// ([`Table::ensure_writable`]). The commit refreshes it, so it may be found cheaply.
     pub async fn load(&self) -> Result<Table> {
         let table = self.catalog.load_table(&self.ident).await?;
         table.ensure_writable()?;
         Ok(table)
+    }
+
+    /// The table's current version beyond doubt, for a destructive operation
+    /// ([`Catalog::load_table_for_write`]).
+    pub async fn load_for_write(&self) -> Result<Table> {
+        self.catalog.load_table_for_write(&self.ident).await
     }
 
     /// A transaction on the table's current version.

@@ -131,7 +131,7 @@ impl Place {
 
     /// The table's current version, loaded as a writer loads it.
     async fn table(&self, io: &FileIO) -> Table {
-        self.target(io).load().await.expect("load")
+        self.target(io).load_for_write().await.expect("load")
     }
 
     async fn append(&self, io: &FileIO, id: i64) -> icefloe::Result<Table> {

@@ -73,9 +73,7 @@ pub async fn check_all(root: &FixtureRoot) -> Report {
                 continue;
             }
         };
-        let manager = SnapshotManager::new(
-            WriteTarget::directory(&io, location.as_str()).unwrap(),
-        );
+        let manager = SnapshotManager::new(WriteTarget::directory(&io, location.as_str()).unwrap());
         let options = ExpireSnapshots {
             older_than_ms: Some(later),
             now_ms: Some(later),

@@ -199,8 +199,7 @@ async fn expire_deletes_only_under_the_table_location() {
     .manifest_path
     .clone();
 
-    let manager =
-        SnapshotManager::new(WriteTarget::directory(&io, &location).unwrap());
+    let manager = SnapshotManager::new(WriteTarget::directory(&io, &location).unwrap());
     manager.rollback_to_snapshot(keep).await.expect("rollback");
     let options = ExpireSnapshots {
         snapshot_ids: vec![doomed],
@@ -265,8 +264,7 @@ async fn gc_disabled_expiration_deletes_nothing() {
         .await
         .expect("b");
     let doomed = second.metadata().current_snapshot_id.expect("snapshot");
-    let manager =
-        SnapshotManager::new(WriteTarget::directory(&io, &location).unwrap());
+    let manager = SnapshotManager::new(WriteTarget::directory(&io, &location).unwrap());
     manager.rollback_to_snapshot(keep).await.expect("rollback");
     let before = all_files(Path::new(&location));
     let options = ExpireSnapshots {
