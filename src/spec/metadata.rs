@@ -8,7 +8,6 @@
 
 mod fast;
 pub(crate) mod json;
-mod manage;
 mod read;
 #[cfg(test)]
 mod tests;

@@ -320,30 +320,6 @@ impl<'a> MetadataBuilder<'a> {
     }
 }
 
-impl TableMetadata {
-    /// `remove-snapshot-ref` of each of `refs`, then `remove-snapshots` of `snapshot_ids`, at
-    /// `now_ms`, without a metadata-log entry: updates that are never refused, applied to
-    /// metadata they keep consistent, so that expiration (which decided them from this
-    /// metadata) cannot fail halfway. Unchanged metadata when there is nothing to remove.
-    pub(crate) fn with_removed(
-        &self,
-        refs: &[&str],
-        snapshot_ids: &[i64],
-        now_ms: i64,
-    ) -> TableMetadata {
-        let mut builder = MetadataBuilder::new(Some(self), self.clone(), now_ms);
-        let mut changed = false;
-        for name in refs {
-            changed |= builder.remove_ref(name);
-        }
-        changed |= builder.remove_snapshots(snapshot_ids);
-        match changed {
-            true => builder.settle(None),
-            false => self.clone(),
-        }
-    }
-}
-
 /// What [`TableMetadata::validate`] does not check but a table needs: a location, a uuid from
 /// v2, `next-row-id` in v3, and (when this list changed them) a default spec and sort order
 /// that bind to the current schema.
