@@ -24,8 +24,10 @@ pub enum Error {
     },
 
     /// A file exists but its bytes do not form what the spec says they must (truncated JSON,
-    /// a broken Avro block, a manifest entry without a required field, ...).
-    #[error("corrupt {path}: {reason}")]
+    /// a broken Avro block, a manifest entry without a required field, ...). Pure decoders
+    /// leave `path` empty; the IO layer that read the bytes names the file
+    /// ([`Error::in_file`]).
+    #[error("corrupt{}: {reason}", Spaced(path))]
     Corrupt {
         /// The file (or object) that is broken.
         path: String,
@@ -174,6 +176,40 @@ impl Error {
         }
     }
 
+    /// Says where inside a larger object the error is: `context` (`manifest entry 3`,
+    /// `sort order 2`) goes before the reason of an [`Error::Corrupt`] and before the `what`
+    /// of an [`Error::InvalidArgument`]. The path, the source and every other variant are
+    /// kept as they are.
+    pub fn within(self, context: impl std::fmt::Display) -> Self {
+        match self {
+            Self::Corrupt {
+                path,
+                reason,
+                source,
+            } => Self::Corrupt {
+                path,
+                reason: format!("{context}: {reason}"),
+                source,
+            },
+            Self::InvalidArgument(msg) => Self::InvalidArgument(format!("{context}: {msg}")),
+            other => other,
+        }
+    }
+
+    /// An error about a value found in a file being decoded: a value that is an invalid
+    /// argument when a caller gives it (a transform string, ...) makes the file corrupt when
+    /// the file holds it. An [`Error::InvalidArgument`] becomes an [`Error::Corrupt`] without a
+    /// path whose reason is `context` and what was wrong, and whose source is the original
+    /// error; every other error gets `context` as [`Error::within`] gives it.
+    pub(crate) fn into_corrupt(self, context: impl std::fmt::Display) -> Self {
+        match self {
+            Self::InvalidArgument(ref msg) => {
+                Self::corrupt_with("", format!("{context}: {msg}"), self)
+            }
+            other => other.within(context),
+        }
+    }
+
     /// Re-labels a context-free error (for example one raised by a pure decoder that was handed
     /// bytes) with the path of the file those bytes came from.
     pub fn in_file(self, path: &str) -> Self {
@@ -193,6 +229,19 @@ impl Error {
     }
 }
 
+/// A path with a space before it, or nothing for an empty path (`corrupt: ...` rather than
+/// `corrupt : ...` for bytes whose file is not known).
+struct Spaced<'a>(&'a str);
+
+impl std::fmt::Display for Spaced<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            "" => Ok(()),
+            path => write!(f, " {path}"),
+        }
+    }
+}
+
 impl From<Error> for DataFusionError {
     fn from(err: Error) -> Self {
         match err {
@@ -201,3 +250,7 @@ impl From<Error> for DataFusionError {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;

@@ -274,7 +274,7 @@ async fn branches_are_created_fast_forwarded_and_dropped_but_main_stays() {
     m.drop_ref("dev").await.unwrap();
     let err = m.drop_ref("main").await.unwrap_err();
     assert!(
-        err.to_string().contains("'main' cannot be dropped"),
+        err.to_string().contains("branch 'main': cannot be dropped"),
         "{err}"
     );
     let table = m.replace_tag("old", s[1]).await.unwrap();

@@ -27,7 +27,7 @@ impl TableMetadata {
         }
         let is_main = name == SnapshotReference::MAIN_BRANCH;
         if is_main && matches!(reference.retention, SnapshotRetention::Tag { .. }) {
-            return Err(Error::InvalidArgument("'main' must be a branch".into()));
+            return Err(Error::invalid("ref 'main'", "must be a branch, not a tag"));
         }
         let mut next = self.clone();
         next.last_updated_ms = next.last_updated_ms.max(now_ms);
@@ -46,9 +46,7 @@ impl TableMetadata {
     /// [`Error::NotFound`].
     pub fn without_ref(&self, name: &str, now_ms: i64) -> Result<TableMetadata> {
         if name == SnapshotReference::MAIN_BRANCH {
-            return Err(Error::InvalidArgument(
-                "the branch 'main' cannot be dropped".into(),
-            ));
+            return Err(Error::invalid("branch 'main'", "cannot be dropped"));
         }
         if !self.refs.contains_key(name) {
             return Err(Error::not_found(format!("ref '{name}'")));
@@ -73,9 +71,10 @@ impl TableMetadata {
             return Err(Error::not_found(format!("branch '{branch}'")));
         };
         if !matches!(reference.retention, SnapshotRetention::Branch { .. }) {
-            return Err(Error::InvalidArgument(format!(
-                "'{branch}' is a tag, not a branch"
-            )));
+            return Err(Error::invalid(
+                format_args!("ref '{branch}'"),
+                "is a tag, not a branch",
+            ));
         }
         let head = reference.snapshot_id;
         let Some(target) = self.snapshot_by_id(snapshot_id) else {
@@ -87,15 +86,20 @@ impl TableMetadata {
         };
         let start = self.snapshot_by_id(from);
         if !self.ancestors_of(start).any(|s| s.snapshot_id == to) {
-            return Err(Error::InvalidArgument(match must_be_ancestor {
-                true => format!(
-                    "snapshot {snapshot_id} is not an ancestor of branch '{branch}' (at {head})"
+            let what = format!("snapshot {snapshot_id}");
+            return Err(match must_be_ancestor {
+                true => Error::invalid(
+                    what,
+                    format_args!("is not an ancestor of branch '{branch}' (at {head})"),
                 ),
-                false => format!(
-                    "branch '{branch}' (at {head}) is not an ancestor of snapshot {snapshot_id}: \
-                     it cannot be fast-forwarded there"
+                false => Error::invalid(
+                    what,
+                    format_args!(
+                        "branch '{branch}' (at {head}) is not its ancestor: it cannot be \
+                         fast-forwarded there"
+                    ),
                 ),
-            }));
+            });
         }
         let moved = SnapshotReference {
             snapshot_id: target.snapshot_id,

@@ -56,32 +56,40 @@ impl TableMetadata {
     ) -> Result<TableMetadata> {
         let id = snapshot.snapshot_id;
         if self.snapshot_by_id(id).is_some() {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot id {id} is already in the table"
-            )));
+            return Err(Error::invalid(
+                format_args!("snapshot id {id}"),
+                "is already in the table",
+            ));
         }
         if self
             .refs
             .get(branch)
             .is_some_and(|r| self.branch_head(branch) != Some(r.snapshot_id))
         {
-            return Err(Error::InvalidArgument(format!(
-                "'{branch}' is a tag; commits go to branches"
-            )));
+            return Err(Error::invalid(
+                format_args!("ref '{branch}'"),
+                "is a tag; commits go to branches",
+            ));
         }
         let head = self.branch_head(branch);
         if snapshot.parent_snapshot_id != head {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {id} has parent {:?}, but branch '{branch}' is at {head:?}",
-                snapshot.parent_snapshot_id
-            )));
+            return Err(Error::invalid(
+                format_args!("snapshot {id}"),
+                format_args!(
+                    "has parent {:?}, but branch '{branch}' is at {head:?}",
+                    snapshot.parent_snapshot_id
+                ),
+            ));
         }
         let sequence = self.next_sequence_number();
         if snapshot.sequence_number != sequence {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {id} has sequence number {}, the table's next is {sequence}",
-                snapshot.sequence_number
-            )));
+            return Err(Error::invalid(
+                format_args!("snapshot {id}"),
+                format_args!(
+                    "has sequence number {}, the table's next is {sequence}",
+                    snapshot.sequence_number
+                ),
+            ));
         }
         let mut next = self.clone();
         if next.format_version == FormatVersion::V3 {

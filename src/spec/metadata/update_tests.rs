@@ -119,7 +119,7 @@ fn other_branches_move_alone_and_tags_take_no_commits() {
     let err = tagged
         .with_snapshot(snapshot(33, Some(11), 3, 3), "v1", None)
         .unwrap_err();
-    assert!(err.to_string().contains("'v1' is a tag"), "{err}");
+    assert!(err.to_string().contains("ref 'v1': is a tag"), "{err}");
 }
 
 #[test]

@@ -61,7 +61,7 @@ async fn bad_options_are_named() {
         (", 'ref' 'main', 'snapshot-id' '1'", "at most one of"),
         (
             ", 'as-of-timestamp' 'yesterday'",
-            "as-of-timestamp: 'yesterday' is not a timestamp",
+            "as-of-timestamp: 'yesterday': is not a timestamp",
         ),
         (
             ", 'snapshot-id' 'x'",
