@@ -438,16 +438,17 @@ impl IcebergTableProvider {
         let branch = match &self.read {
             ReadKind::Head(branch) => branch.clone(),
             ReadKind::Snapshot(_) => {
-                return Err(Error::InvalidArgument(format!(
-                    "cannot INSERT INTO table {name} at {}: only the current state or a \
-                     branch can be written",
-                    describe(&self.selector)
-                )));
+                return Err(Error::invalid(
+                    format_args!("table {name} at {}", describe(&self.selector)),
+                    "cannot be written by INSERT INTO: only the current state or a branch can \
+                     be written",
+                ));
             }
             ReadKind::Incremental(_) => {
-                return Err(Error::InvalidArgument(format!(
-                    "cannot INSERT INTO an incremental read of table {name}"
-                )));
+                return Err(Error::invalid(
+                    format_args!("incremental read of table {name}"),
+                    "cannot be written by INSERT INTO",
+                ));
             }
         };
         let target = self.write_target.clone().ok_or_else(|| {
