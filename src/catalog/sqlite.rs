@@ -320,8 +320,9 @@ impl SqliteCatalog {
     /// Creates a namespace (dot-joined for several levels) with `properties`; PyIceberg's
     /// minimal property `exists = true` is always stored.
     ///
-    /// Errors: [`Error::InvalidArgument`] when the namespace exists, [`Error::Unsupported`] for
-    /// a database without `iceberg_namespace_properties` (Java's oldest layout).
+    /// Errors: [`Error::AlreadyExists`] when the namespace exists, [`Error::InvalidArgument`]
+    /// for an empty name, [`Error::Unsupported`] for a database without
+    /// `iceberg_namespace_properties` (Java's oldest layout).
     pub fn create_namespace(
         &self,
         namespace: &str,
@@ -333,11 +334,13 @@ impl SqliteCatalog {
                 self.db().label()
             )));
         }
-        if namespace.is_empty() || self.namespace_exists(namespace)? {
-            return Err(Error::InvalidArgument(format!(
-                "namespace '{namespace}' already exists in catalog {} (or is empty)",
-                self.name
-            )));
+        if namespace.is_empty() {
+            return Err(Error::invalid("namespace ''", "a namespace needs a name"));
+        }
+        if self.namespace_exists(namespace)? {
+            return Err(Error::AlreadyExists {
+                what: format!("namespace '{namespace}' in catalog {}", self.name),
+            });
         }
         let mut all = properties.clone();
         all.insert("exists".to_string(), "true".to_string());
@@ -407,7 +410,7 @@ impl SqliteCatalog {
     /// `<location>/metadata/00000-<uuid>.metadata.json` (create-if-absent), then adds the
     /// catalog row (`iceberg_type` `TABLE`).
     ///
-    /// Errors: [`Error::NotFound`] when the namespace does not exist; [`Error::InvalidArgument`]
+    /// Errors: [`Error::NotFound`] when the namespace does not exist; [`Error::AlreadyExists`]
     /// naming `namespace.table` when the catalog already has it (the existing table is left
     /// alone, and the metadata file written for the attempt is deleted); the errors of
     /// [`TableCreation::metadata`].
@@ -474,10 +477,9 @@ impl SqliteCatalog {
     }
 
     fn exists_error(&self, namespace: &str, table: &str) -> Error {
-        Error::InvalidArgument(format!(
-            "table {namespace}.{table} already exists in catalog {}",
-            self.name
-        ))
+        Error::AlreadyExists {
+            what: format!("table {namespace}.{table} in catalog {}", self.name),
+        }
     }
 
     /// Drops `namespace.table` from the catalog and returns the metadata file it pointed at.

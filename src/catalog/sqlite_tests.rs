@@ -355,9 +355,11 @@ fn namespaces_are_created_once_with_their_properties() {
         .create_namespace("db", &BTreeMap::new())
         .unwrap_err();
     assert!(
-        err.to_string().contains("namespace 'db' already exists"),
+        matches!(&err, Error::AlreadyExists { what } if what == "namespace 'db' in catalog default"),
         "{err}"
     );
+    let err = catalog.create_namespace("", &BTreeMap::new()).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
 }
 
 #[tokio::test]
@@ -405,8 +407,7 @@ async fn create_table_writes_metadata_and_the_row() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string()
-            .contains("table db.t already exists in catalog default"),
+        matches!(&err, Error::AlreadyExists { what } if what == "table db.t in catalog default"),
         "{err}"
     );
     assert_eq!(
