@@ -356,9 +356,10 @@ async fn swap(
 ) -> std::result::Result<Table, AttemptError> {
     let next_location = base.next_location.clone();
     let json = serde_json::to_vec_pretty(&next.to_json()).map_err(|e| {
-        Error::InvalidArgument(format!(
-            "metadata of {next_location} is not serializable: {e}"
-        ))
+        Error::invalid(
+            format_args!("metadata of {next_location}"),
+            format_args!("is not serializable: {e}"),
+        )
     })?;
     if !io.write_new(&next_location, Bytes::from(json)).await? {
         delete_all(io, &written).await;
@@ -480,7 +481,10 @@ async fn write_new_manifests(
     let mut written = Vec::new();
     for (spec_id, files) in by_spec {
         let spec = base.partition_spec_by_id(spec_id).ok_or_else(|| {
-            Error::InvalidArgument(format!("partition spec {spec_id} is not in the table"))
+            Error::invalid(
+                format_args!("partition spec {spec_id}"),
+                "is not in the table",
+            )
         })?;
         let partition_type = crate::scan::partition_type(base, spec)?;
         let entries: Vec<ManifestEntry> = files

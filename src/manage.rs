@@ -248,10 +248,13 @@ impl SnapshotManager {
             .ok_or_else(|| Error::not_found(format!("snapshot {snapshot_id}")))?;
         let operation = source.summary.as_ref().map(|s| &s.operation);
         if operation != Some(&Operation::Append) {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {snapshot_id} is not an append ({}): only appends can be cherry-picked",
-                operation.map_or("no summary", |o| o.as_str())
-            )));
+            return Err(Error::invalid(
+                format_args!("snapshot {snapshot_id}"),
+                format_args!(
+                    "is not an append ({}): only appends can be cherry-picked",
+                    operation.map_or("no summary", |o| o.as_str())
+                ),
+            ));
         }
         let picked = snapshot_id.to_string();
         let already = metadata.ancestors_of_current().any(|s| {
@@ -260,9 +263,10 @@ impl SnapshotManager {
                     == Some(picked.as_str())
         });
         if already {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {snapshot_id} is already on main"
-            )));
+            return Err(Error::invalid(
+                format_args!("snapshot {snapshot_id}"),
+                "is already on main",
+            ));
         }
         let mut files = Vec::new();
         for manifest in read_manifest_list(&self.io, metadata, source).await?.iter() {
@@ -383,16 +387,17 @@ impl SnapshotManager {
         let name = name.to_string();
         self.commit(move |base| {
             if base.refs.contains_key(&name) {
-                return Err(Error::InvalidArgument(format!(
-                    "ref '{name}' already exists"
-                )));
+                return Err(Error::AlreadyExists {
+                    what: format!("ref '{name}'"),
+                });
             }
             let id = match snapshot_id.or(base.current_snapshot_id) {
                 Some(id) => id,
                 None => {
-                    return Err(Error::InvalidArgument(format!(
-                        "the table has no current snapshot for ref '{name}' to point at"
-                    )));
+                    return Err(Error::invalid(
+                        format_args!("ref '{name}'"),
+                        "has no snapshot to point at: the table has no current snapshot",
+                    ));
                 }
             };
             base.with_ref(&name, make(id), now_ms())
@@ -437,9 +442,10 @@ fn expire(
     }
     if let Some(n) = options.retain_last {
         if n < 1 {
-            return Err(Error::InvalidArgument(format!(
-                "retain-last must be at least 1, not {n}"
-            )));
+            return Err(Error::invalid(
+                format_args!("retain-last {n}"),
+                "must be at least 1",
+            ));
         }
         defaults.min_snapshots_to_keep = n;
     }
@@ -450,9 +456,10 @@ fn expire(
             return Err(Error::not_found(format!("snapshot {id}")));
         }
         if heads.contains(id) {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {id} cannot expire: a branch or tag points at it"
-            )));
+            return Err(Error::invalid(
+                format_args!("snapshot {id}"),
+                "cannot expire: a branch or tag points at it",
+            ));
         }
         if decided.kept.remove(id) {
             decided.expired.push(*id);
