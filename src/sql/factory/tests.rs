@@ -65,7 +65,7 @@ async fn bad_options_are_named() {
         ),
         (
             ", 'snapshot-id' 'x'",
-            "snapshot-id 'x' is not a snapshot id",
+            "snapshot-id 'x': is not a snapshot id",
         ),
         (", 'ref' 'nope'", "ref 'nope'"),
         (
