@@ -539,16 +539,17 @@ fn keep_files_for_limit(tasks: &mut Vec<FileScanTask>, limit: usize) {
     tasks.truncate(keep);
 }
 
-/// Adds the table's metadata file to a not-found error from the spec layer.
+/// Adds the table's metadata file to a not-found or invalid-argument error from the spec layer.
 fn in_table(err: Error, table: &Table) -> Error {
     match err {
         Error::NotFound { what, source } => Error::NotFound {
             what: format!("{what} in table {}", table.metadata_location()),
             source,
         },
-        Error::InvalidArgument(msg) => {
-            Error::InvalidArgument(format!("{msg} in table {}", table.metadata_location()))
-        }
+        Error::InvalidArgument { what, reason } => Error::InvalidArgument {
+            what: format!("{what} in table {}", table.metadata_location()),
+            reason,
+        },
         other => other,
     }
 }

@@ -359,7 +359,10 @@ fn namespaces_are_created_once_with_their_properties() {
         "{err}"
     );
     let err = catalog.create_namespace("", &BTreeMap::new()).unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(
+        matches!(&err, Error::InvalidArgument { what, .. } if what == "namespace ''"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
