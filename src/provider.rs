@@ -443,16 +443,17 @@ impl IcebergTableProvider {
         let branch = match &self.read {
             ReadKind::Head(branch) => branch.clone(),
             ReadKind::Snapshot(_) => {
-                return Err(Error::InvalidArgument(format!(
-                    "cannot INSERT INTO table {name} at {}: only the current state or a \
-                     branch can be written",
-                    describe(&self.selector)
-                )));
+                return Err(Error::invalid(
+                    format_args!("table {name} at {}", describe(&self.selector)),
+                    "cannot be written by INSERT INTO: only the current state or a branch can \
+                     be written",
+                ));
             }
             ReadKind::Incremental(_) => {
-                return Err(Error::InvalidArgument(format!(
-                    "cannot INSERT INTO an incremental read of table {name}"
-                )));
+                return Err(Error::invalid(
+                    format_args!("incremental read of table {name}"),
+                    "cannot be written by INSERT INTO",
+                ));
             }
         };
         let target = self.write_target.clone().ok_or_else(|| {
@@ -543,16 +544,17 @@ fn keep_files_for_limit(tasks: &mut Vec<FileScanTask>, limit: usize) {
     tasks.truncate(keep);
 }
 
-/// Adds the table's metadata file to a not-found error from the spec layer.
+/// Adds the table's metadata file to a not-found or invalid-argument error from the spec layer.
 fn in_table(err: Error, table: &Table) -> Error {
     match err {
         Error::NotFound { what, source } => Error::NotFound {
             what: format!("{what} in table {}", table.metadata_location()),
             source,
         },
-        Error::InvalidArgument(msg) => {
-            Error::InvalidArgument(format!("{msg} in table {}", table.metadata_location()))
-        }
+        Error::InvalidArgument { what, reason } => Error::InvalidArgument {
+            what: format!("{what} in table {}", table.metadata_location()),
+            reason,
+        },
         other => other,
     }
 }

@@ -112,10 +112,11 @@ impl Table {
     /// relocated (not refused).
     pub(crate) async fn load_version_strict(io: FileIO, location: &str) -> Result<(Self, u64)> {
         let table_dir = table_dir_of(location).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "cannot write to {location}: a metadata file outside a metadata/ directory \
-                 has no table directory; open the table by its directory"
-            ))
+            Error::invalid(
+                format_args!("location {location}"),
+                "cannot be written to: a metadata file outside a metadata/ directory has no \
+                 table directory; open the table by its directory",
+            )
         })?;
         let current = current_version(&io, &table_dir, Access::Write).await?;
         let table = Self::found(

@@ -162,9 +162,10 @@ pub fn literal_to_scalar(value: Option<&Literal>, ty: &PrimitiveType) -> Result<
         }
         (Literal::Binary(b), _) => ScalarValue::BinaryView(Some(b.clone())),
         (other, _) => {
-            return Err(Error::InvalidArgument(format!(
-                "value {other:?} does not fit type {ty}"
-            )));
+            return Err(Error::invalid(
+                format_args!("value {other:?}"),
+                format_args!("does not fit type {ty}"),
+            ));
         }
     };
     // Values written for a narrower type (int for a long column, say) are widened above; a

@@ -284,8 +284,8 @@ async fn spark_ref_names_read_the_oracle_answers() {
 async fn spark_ref_name_errors() {
     let (_dir, ctx) = pyiceberg_session().await;
     let cases = [
-        ("db.refs.branch_v2", "'v2' is a tag, not a branch"),
-        ("db.refs.tag_audit", "'audit' is a branch, not a tag"),
+        ("db.refs.branch_v2", "'v2': is a tag, not a branch"),
+        ("db.refs.tag_audit", "'audit': is a branch, not a tag"),
         ("db.refs.tag_nope", "ref 'nope'"),
         ("db.ghost.branch_main", "ghost"),
     ];

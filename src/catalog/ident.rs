@@ -153,7 +153,7 @@ mod tests {
             assert!(
                 matches!(
                     TableIdent::parse_dotted(bad),
-                    Err(Error::InvalidArgument(_))
+                    Err(Error::InvalidArgument { .. })
                 ),
                 "{bad}"
             );

@@ -348,8 +348,9 @@ impl SqliteCatalog {
     /// Creates a namespace (dot-joined for several levels) with `properties`; PyIceberg's
     /// minimal property `exists = true` is always stored.
     ///
-    /// Errors: [`Error::AlreadyExists`] when the namespace exists, [`Error::Unsupported`] for
-    /// a database without `iceberg_namespace_properties` (Java's oldest layout).
+    /// Errors: [`Error::AlreadyExists`] when the namespace exists, [`Error::InvalidArgument`]
+    /// for an empty name, [`Error::Unsupported`] for a database without
+    /// `iceberg_namespace_properties` (Java's oldest layout).
     pub fn create_namespace(
         &self,
         namespace: &str,
@@ -362,10 +363,7 @@ impl SqliteCatalog {
             )));
         }
         if namespace.is_empty() {
-            return Err(Error::invalid(
-                "namespace ''",
-                "a namespace cannot be empty",
-            ));
+            return Err(Error::invalid("namespace ''", "a namespace needs a name"));
         }
         if self.namespace_exists(namespace)? {
             return Err(Error::AlreadyExists {

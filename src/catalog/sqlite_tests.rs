@@ -355,7 +355,12 @@ fn namespaces_are_created_once_with_their_properties() {
         .create_namespace("db", &BTreeMap::new())
         .unwrap_err();
     assert!(
-        matches!(err, Error::AlreadyExists { .. }) && err.to_string().contains("namespace 'db'"),
+        matches!(&err, Error::AlreadyExists { what } if what == "namespace 'db' in catalog default"),
+        "{err}"
+    );
+    let err = catalog.create_namespace("", &BTreeMap::new()).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument { what, .. } if what == "namespace ''"),
         "{err}"
     );
 }
@@ -405,8 +410,7 @@ async fn create_table_writes_metadata_and_the_row() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, Error::AlreadyExists { .. })
-            && err.to_string().contains("table db.t in catalog default"),
+        matches!(&err, Error::AlreadyExists { what } if what == "table db.t in catalog default"),
         "{err}"
     );
     assert_eq!(

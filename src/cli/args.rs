@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::error::{Error, Result};
 use crate::io::Relocation;
 
 /// `icefloe`: SQL over Apache Iceberg tables with Apache DataFusion.
@@ -269,23 +270,28 @@ pub fn relocation_of(rules: &[RelocateArg]) -> Relocation {
     })
 }
 
-fn split_pair(s: &str, form: &str) -> Result<(String, String), String> {
+// The value parsers return icefloe's error, which clap shows after the argument's name.
+
+fn split_pair(s: &str, form: &str) -> Result<(String, String)> {
     match s.split_once('=') {
         Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => {
             Ok((a.trim().to_string(), b.trim().to_string()))
         }
-        _ => Err(format!("expected {form}, got '{s}'")),
+        _ => Err(Error::invalid(
+            format_args!("argument '{s}'"),
+            format_args!("expected {form}"),
+        )),
     }
 }
 
-fn parse_table_arg(s: &str) -> Result<TableArg, String> {
+fn parse_table_arg(s: &str) -> Result<TableArg> {
     let (name, location) = split_pair(s, "NAME=LOCATION")?;
     Ok(TableArg { name, location })
 }
 
-fn parse_relocate_arg(s: &str) -> Result<RelocateArg, String> {
+fn parse_relocate_arg(s: &str) -> Result<RelocateArg> {
     // Validate with the library's own parser so both accept the same rules.
-    Relocation::new().parse_rule(s).map_err(|e| e.to_string())?;
+    Relocation::new().parse_rule(s)?;
     let (old, new) = split_pair(s, "OLD=NEW")?;
     Ok(RelocateArg { old, new })
 }
@@ -332,8 +338,26 @@ mod tests {
 
     #[test]
     fn rejects_malformed_pairs() {
-        assert!(parse(&["sql", "--table", "t"]).is_err());
-        assert!(parse(&["sql", "--relocate", "=b"]).is_err());
+        for (args, said) in [
+            (
+                ["sql", "--table", "t"],
+                "argument 't': expected NAME=LOCATION",
+            ),
+            (
+                ["sql", "--relocate", "=b"],
+                "relocation rule '=b': has an empty side",
+            ),
+        ] {
+            let err = parse(&args).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+            // The value parser's own error is kept, typed.
+            let source = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<Error>());
+            assert!(
+                matches!(source, Some(Error::InvalidArgument { .. })),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains(said), "{err}");
+        }
         assert!(parse(&["tree"]).is_err());
     }
 

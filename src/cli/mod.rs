@@ -98,19 +98,10 @@ pub fn report_error<W: Write>(err: &mut W, error: &dyn std::error::Error) {
     let _ = writeln!(err, "Error: {}", error_chain(error));
 }
 
-/// An error and its causes on one line, skipping causes its message already includes.
+/// An error and its causes on one line, skipping causes its message already includes; the
+/// password of a URL's user info shows as `***`.
 pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
+    crate::error::chain(error)
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat};
 
+use super::error_chain;
+use crate::Error;
 use crate::scan::partition_type;
 use crate::spec::{
     DataContentType, FieldSummary, FileFormat, ManifestContent, ManifestEntry, ManifestFile,
@@ -41,7 +43,7 @@ pub struct SnapshotTree {
     /// The snapshot.
     pub snapshot: Snapshot,
     /// Its manifests, or why they could not be read.
-    pub manifests: Result<Vec<ManifestTree>, String>,
+    pub manifests: Result<Vec<ManifestTree>, Arc<Error>>,
 }
 
 /// One manifest of a snapshot's manifest list and its entries.
@@ -51,7 +53,12 @@ pub struct ManifestTree {
     pub manifest: ManifestFile,
     /// The manifest's entries (shared by every snapshot that lists the manifest), or why they
     /// could not be read.
-    pub entries: Result<Arc<Vec<ManifestEntry>>, String>,
+    pub entries: Result<Arc<Vec<ManifestEntry>>, Arc<Error>>,
+}
+
+/// The leaf that shows why a file could not be read: the error and its causes.
+fn error_leaf(e: &Error) -> Node {
+    Node::leaf(format!("error: {}", error_chain(e)))
 }
 
 /// How much to draw.
@@ -225,7 +232,7 @@ impl Renderer<'_> {
                 .iter()
                 .map(|m| self.manifest_node(snapshot, m, shown))
                 .collect(),
-            Err(e) => vec![Node::leaf(format!("error: {e}"))],
+            Err(e) => vec![error_leaf(e)],
         };
         let list_label = match &snapshot.manifest_list {
             Some(list) => format!("manifest list {}", self.relative(list)),
@@ -279,7 +286,7 @@ impl Renderer<'_> {
         }
         let children = match &tree.entries {
             Ok(entries) => self.entry_nodes(m, entries),
-            Err(e) => vec![Node::leaf(format!("error: {e}"))],
+            Err(e) => vec![error_leaf(e)],
         };
         Node::new(label, children)
     }

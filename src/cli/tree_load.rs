@@ -12,16 +12,16 @@ use futures::StreamExt;
 
 use super::args::{TreeArgs, relocation_of};
 use super::tree::{ManifestTree, SnapshotTree, TableTree, TreeOptions, render_tree};
-use super::{CliError, CliResult, error_chain};
-use crate::Table;
+use super::{CliError, CliResult};
 use crate::catalog::SqliteCatalog;
 use crate::catalog::file::{Access, current_version, is_metadata_file};
 use crate::io::FileIO;
 use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
+use crate::{Error, Table};
 
-type Entries = Result<Arc<Vec<ManifestEntry>>, String>;
-type Listed = Result<Arc<Vec<ManifestFile>>, String>;
+type Entries = Result<Arc<Vec<ManifestEntry>>, Arc<Error>>;
+type Listed = Result<Arc<Vec<ManifestFile>>, Arc<Error>>;
 
 /// `icefloe tree`: loads the table of `args` and draws its tree to `out`.
 pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
@@ -97,7 +97,7 @@ pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> 
     let mut snapshots = metadata.snapshots.clone();
     snapshots.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
     let lists: Vec<(Snapshot, Listed)> = walk::manifest_lists(table.io(), &metadata, snapshots)
-        .map(|(snapshot, listed)| (snapshot, listed.map_err(|e| error_chain(&e))))
+        .map(|(snapshot, listed)| (snapshot, listed.map_err(Arc::new)))
         .collect()
         .await;
     let manifests = walk::distinct_manifests(
@@ -109,9 +109,7 @@ pub async fn load_tree(table: &Table, name: String, pointer: Option<String>) -> 
     let entries: HashMap<String, Entries> =
         walk::manifest_contents(table.io(), &metadata, manifests)
             .map(|(manifest, decoded)| {
-                let entries = decoded
-                    .map(|m| Arc::new(m.entries))
-                    .map_err(|e| error_chain(&e));
+                let entries = decoded.map(|m| Arc::new(m.entries)).map_err(Arc::new);
                 (manifest.manifest_path, entries)
             })
             .collect()

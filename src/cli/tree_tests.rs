@@ -100,7 +100,7 @@ fn table_tree() -> TableTree {
     };
     let m1 = ManifestTree {
         manifest: manifest("b-m0.avro", 222, DAY_2024_01_01 + 1),
-        entries: Err("not found: b-m0.avro".to_string()),
+        entries: Err(Arc::new(Error::not_found("b-m0.avro"))),
     };
     let snapshots = vec![
         SnapshotTree {
@@ -208,7 +208,7 @@ fn limits_files_per_manifest() {
 #[test]
 fn snapshot_errors_show_in_place() {
     let mut tree = table_tree();
-    tree.snapshots[0].manifests = Err("corrupt snap-111.avro: bad block".to_string());
+    tree.snapshots[0].manifests = Err(Arc::new(Error::corrupt("snap-111.avro", "bad block")));
     let text = render_tree(&tree, TreeOptions::default());
     assert!(text.contains("    │   └── manifest list metadata/snap-111.avro\n    │       └── error: corrupt snap-111.avro: bad block\n"), "{text}");
     // The manifest was not drawn under snapshot 111, so snapshot 222 draws its files.

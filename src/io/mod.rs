@@ -100,19 +100,21 @@ impl FileIO {
     /// never percent-decoded (writers store `%` in file names literally).
     pub fn resolve(&self, location: &str) -> Result<ResolvedLocation> {
         let (store, path) = self.split(location)?;
-        let store_url = ObjectStoreUrl::parse(&store)
-            .map_err(|e| Error::InvalidArgument(format!("location '{location}': {e}")))?;
-        let object_store = self.runtime.object_store(&store_url).map_err(|e| {
-            Error::InvalidArgument(format!(
-                "no object store is registered for '{location}' ({}): {e}",
+        let invalid = |reason: &dyn std::fmt::Display| {
+            Error::invalid(format_args!("location '{location}'"), reason)
+        };
+        let store_url = ObjectStoreUrl::parse(&store).map_err(|e| invalid(&e))?;
+        // DataFusion's error says no more than this.
+        let object_store = self.runtime.object_store(&store_url).map_err(|_| {
+            invalid(&format_args!(
+                "no object store is registered for {} (see RuntimeEnv::register_object_store)",
                 store_url.as_str()
             ))
         })?;
         let path = if store == "file://" {
             // The local store maps a path's string to the file name as is: build it from the
             // literal file name so `%`, spaces and non-ASCII names are found.
-            ObjectPath::from_absolute_path(format!("/{path}"))
-                .map_err(|e| Error::InvalidArgument(format!("location '{location}': {e}")))?
+            ObjectPath::from_absolute_path(format!("/{path}")).map_err(|e| invalid(&e))?
         } else {
             ObjectPath::from(path.as_str())
         };
@@ -198,11 +200,11 @@ impl FileIO {
     /// such as `/dev/zero` or a FIFO, which would never end or never open).
     pub async fn read_bounded(&self, location: &str, max_bytes: u64) -> Result<Bytes> {
         if let Some(local) = self.local_path(location) {
-            let location = location.to_string();
-            let read = move || Self::read_local_bounded(&local, &location, max_bytes);
+            let owned = location.to_string();
+            let read = move || Self::read_local_bounded(&local, &owned, max_bytes);
             return match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => runtime.spawn_blocking(read).await.map_err(|e| Error::Io {
-                    path: "a bounded read".into(),
+                    path: location.to_string(),
                     source: Box::new(e),
                 })?,
                 Err(_) => read(),
@@ -387,8 +389,7 @@ impl FileIO {
     /// `(store, key)` of a relocated location: `("file://", "tmp/t/x")`, `("s3://b", "k/x")`.
     fn split(&self, location: &str) -> Result<(String, String)> {
         let relocated = self.relocation.apply(location);
-        split_location(&relocated)
-            .ok_or_else(|| Error::InvalidArgument(format!("'{location}' is not a valid location")))
+        split_location(&relocated).ok_or_else(|| not_a_location(location))
     }
 }
 
@@ -420,7 +421,7 @@ fn local_subdirs(dir: &std::path::Path, shown: &str) -> Result<Vec<String>> {
 ///
 /// Errors: [`Error::InvalidArgument`] for a location that is not one (`file://host/..`).
 pub fn normalize_location(location: &str) -> Result<String> {
-    let invalid = || Error::InvalidArgument(format!("'{location}' is not a valid location"));
+    let invalid = || not_a_location(location);
     if let Some((scheme, rest)) = location.split_once("://")
         && is_scheme(scheme)
     {
@@ -442,6 +443,14 @@ pub fn normalize_location(location: &str) -> Result<String> {
     };
     let key = local_key(path).ok_or_else(invalid)?;
     Ok(format!("{prefix}/{key}"))
+}
+
+/// The error of a location that is not one (`file://host/x`: a remote host).
+fn not_a_location(location: &str) -> Error {
+    Error::invalid(
+        format_args!("location '{location}'"),
+        "is not a valid location",
+    )
 }
 
 /// Splits a location into its store (`scheme://authority`) and the key inside it. Bare paths

@@ -35,12 +35,16 @@ impl Relocation {
     /// Parses `OLD=NEW` (the CLI's `--relocate` form).
     pub fn parse_rule(self, rule: &str) -> Result<Self> {
         let (old, new) = rule.split_once('=').ok_or_else(|| {
-            Error::InvalidArgument(format!("relocation '{rule}' is not of the form OLD=NEW"))
+            Error::invalid(
+                format_args!("relocation rule '{rule}'"),
+                "is not of the form OLD=NEW",
+            )
         })?;
         if old.is_empty() || new.is_empty() {
-            return Err(Error::InvalidArgument(format!(
-                "relocation '{rule}' has an empty side"
-            )));
+            return Err(Error::invalid(
+                format_args!("relocation rule '{rule}'"),
+                "has an empty side",
+            ));
         }
         Ok(self.with_rule(old, new))
     }

@@ -329,13 +329,7 @@ async fn missing(io: &FileIO, files: BTreeSet<String>, what: &str) -> Vec<String
     found
 }
 
-/// An error with its sources, `: `-joined.
+/// An error with its sources, `: `-joined (a source the message already says is skipped).
 fn chain(e: &Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    text
+    crate::error::chain(e)
 }

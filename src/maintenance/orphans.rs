@@ -194,18 +194,18 @@ pub async fn remove_orphan_files(table: &Table, options: &OrphanFiles) -> Result
 fn check_table(table: &Table, options: &OrphanFiles) -> Result<()> {
     table.ensure_writable()?;
     if !table.is_current() {
-        return Err(Error::InvalidArgument(format!(
-            "cannot remove orphan files of {}: the table was loaded for reading, and may not be \
+        return Err(Error::invalid(
+            format_args!("table {}", table.metadata_location()),
+            "cannot have its orphan files removed: it was loaded for reading, and may not be \
              its newest version; load it with Table::load_for_write or from its catalog",
-            table.metadata_location()
-        )));
+        ));
     }
     if !options.dry_run && !gc_enabled(table.metadata().property(GC_ENABLED)) {
-        return Err(Error::InvalidArgument(format!(
-            "cannot remove orphan files of {}: its gc.enabled is false (its files may be shared \
-             with other tables); only a dry run is allowed",
-            table.metadata().location
-        )));
+        return Err(Error::invalid(
+            format_args!("table {}", table.metadata().location),
+            "cannot have its orphan files removed: its gc.enabled is false (its files may be \
+             shared with other tables); only a dry run is allowed",
+        ));
     }
     Ok(())
 }
@@ -242,19 +242,19 @@ fn check_location(
     location: &str,
 ) -> Result<()> {
     let table_location = &table.metadata().location;
+    let what = || format!("orphan location {location} of table {table_location}");
     if !is_under(root, table_root) {
-        return Err(Error::InvalidArgument(format!(
-            "cannot remove orphan files of table {table_location} under {location}: it is \
-             outside the table location"
-        )));
+        return Err(Error::invalid(what(), "is outside the table location"));
     }
     let metadata_file = table.io().resolve(table.metadata_location())?;
     if !is_under(&metadata_file, root) {
-        return Err(Error::InvalidArgument(format!(
-            "cannot remove orphan files of table {table_location} under {location}: the \
-             current metadata file {} is not under it",
-            table.metadata_location()
-        )));
+        return Err(Error::invalid(
+            what(),
+            format_args!(
+                "does not hold the current metadata file {}",
+                table.metadata_location()
+            ),
+        ));
     }
     Ok(())
 }
@@ -300,12 +300,15 @@ pub(super) fn check_same_store(
     location: &str,
 ) -> Result<()> {
     if file.store_url != root.store_url && file.path.prefix_matches(&root.path) {
-        return Err(Error::InvalidArgument(format!(
-            "cannot remove orphan files under {location}: the table references {name}, in \
-             another store ({}) than the location ({}) under the same path",
-            file.store_url.as_str(),
-            root.store_url.as_str()
-        )));
+        return Err(Error::invalid(
+            format_args!("orphan location {location}"),
+            format_args!(
+                "the table references {name}, in another store ({}) than the location ({}) \
+                 under the same path",
+                file.store_url.as_str(),
+                root.store_url.as_str()
+            ),
+        ));
     }
     Ok(())
 }

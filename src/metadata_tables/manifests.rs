@@ -224,8 +224,10 @@ fn render(metadata: &TableMetadata, manifest: &ManifestFile) -> Result<Vec<Rende
                 let (Some(bytes), Type::Primitive(ty)) = (bytes, &result.field_type) else {
                     return Ok(None);
                 };
-                let value = Literal::from_bytes(ty, bytes).map_err(|reason| {
-                    Error::corrupt(path.clone(), format!("bound of '{}': {reason}", field.name))
+                let value = Literal::from_bytes(ty, bytes).map_err(|e| {
+                    Error::from(e)
+                        .within(format_args!("bound of '{}'", field.name))
+                        .in_file(path)
                 })?;
                 Ok(Some(field.transform.to_human_string(ty, Some(&value))))
             };

@@ -68,12 +68,14 @@ impl IcebergMetadataTable {
         selector: SnapshotSelector,
     ) -> Result<Self> {
         if !kind.per_snapshot() && selector != SnapshotSelector::Current {
-            return Err(Error::InvalidArgument(format!(
-                "the {kind} metadata table covers every snapshot and cannot be read at {}; \
-                 time travel applies to manifests, entries, files, data_files, delete_files \
-                 and partitions",
-                describe(&selector)
-            )));
+            return Err(Error::invalid(
+                format_args!("the {kind} metadata table"),
+                format_args!(
+                    "cannot be read at {}: it covers every snapshot; time travel applies to \
+                     manifests, entries, files, data_files, delete_files and partitions",
+                    describe(&selector)
+                ),
+            ));
         }
         let metadata = table.metadata();
         let resolved = metadata.resolve(&selector)?;

@@ -24,7 +24,7 @@ use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
-use super::file_types::check_column;
+use super::file_types::{Refusal, check_column};
 use crate::error::Error;
 use crate::spec::{FormatVersion, NameMapping};
 use crate::to_arrow::FIELD_ID_KEY;
@@ -105,7 +105,7 @@ struct Resolution {
     /// Table columns the file lacks, with the value they read as.
     missing: HashMap<String, ScalarValue>,
     /// Table columns the file stores as a type they cannot be read from, with the reason.
-    refused: HashMap<String, String>,
+    refused: HashMap<String, Refusal>,
     /// The table's columns the file has, named as in the file.
     fields: Vec<Field>,
 }
@@ -153,7 +153,7 @@ impl FieldIdAdapterFactory {
 struct FieldIdAdapter {
     renames: HashMap<String, String>,
     missing: HashMap<String, ScalarValue>,
-    refused: HashMap<String, String>,
+    refused: HashMap<String, Refusal>,
     resolved_schema: SchemaRef,
     inner: DefaultPhysicalExprAdapter,
 }
@@ -165,8 +165,9 @@ impl PhysicalExprAdapter for FieldIdAdapter {
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
-                if let Some(reason) = self.refused.get(column.name()) {
-                    return Err(Error::corrupt("", reason.clone()).into());
+                if let Some(refusal) = self.refused.get(column.name()) {
+                    let error = Error::corrupt_with("", refusal.to_string(), refusal.clone());
+                    return Err(error.into());
                 }
                 if let Some(value) = self.missing.get(column.name()) {
                     return Ok(Transformed::yes(lit(value.clone())));

@@ -376,10 +376,9 @@ fn adapter_factory(metadata: &TableMetadata, schema: &Schema) -> Result<FieldIdA
             continue;
         };
         let value = Literal::from_json(ty, default).map_err(|e| {
-            crate::Error::corrupt(
-                "table metadata",
-                format!("initial-default of column '{}': {e}", field.name),
-            )
+            crate::Error::from(e)
+                .within(format_args!("initial-default of column '{}'", field.name))
+                .in_file("table metadata")
         })?;
         defaults.insert(field.name.clone(), literal_to_scalar(Some(&value), ty)?);
     }

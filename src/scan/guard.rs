@@ -367,14 +367,19 @@ fn in_file(file: &str, error: DataFusionError) -> DataFusionError {
         };
         return failure.into();
     }
-    let message = match &error {
-        DataFusionError::ParquetError(e) => e.to_string(),
-        DataFusionError::ArrowError(e, _) => e.to_string(),
-        _ => return error.context(format!("reading {file}")),
+    // The decoder's message is shown with the file (DataFusion prints no sources), and its
+    // error stays the source, for callers that look for it.
+    let unreadable = "not a readable Parquet file";
+    let failure = match error {
+        DataFusionError::ParquetError(e) => {
+            Error::corrupt_with(file, format!("{unreadable}: {e}"), *e)
+        }
+        DataFusionError::ArrowError(e, _) => {
+            Error::corrupt_with(file, format!("{unreadable}: {e}"), *e)
+        }
+        other => return other.context(format!("reading {file}")),
     };
-    // The message is the decoder's whole story (its errors are strings); no source, so that
-    // printing the error chain does not repeat it.
-    Error::corrupt(file, format!("not a readable Parquet file: {message}")).into()
+    failure.into()
 }
 
 /// The first error of type `T` in `error`'s source chain (`error` included).

@@ -65,11 +65,14 @@ impl IncrementalRange {
             between.push(snapshot);
         }
         if !reached {
-            return Err(Error::InvalidArgument(format!(
-                "snapshot {from_exclusive} is not an ancestor of snapshot {} in table {table}: \
-                 an incremental read goes from an older snapshot to a newer one on one branch",
-                to.snapshot_id
-            )));
+            return Err(Error::invalid(
+                read_of(table),
+                format_args!(
+                    "snapshot {from_exclusive} is not an ancestor of snapshot {}: an \
+                     incremental read goes from an older snapshot to a newer one on one branch",
+                    to.snapshot_id
+                ),
+            ));
         }
         between.reverse();
         for snapshot in &between {
@@ -110,10 +113,13 @@ fn resolve_to<'a>(
                 .get(name)
                 .ok_or_else(|| missing(format!("ref '{name}'")))?;
             if !reference.is_branch() {
-                return Err(Error::InvalidArgument(format!(
-                    "tag '{name}' cannot be used where a branch is needed: an incremental read \
-                     of table {table} follows a branch's history"
-                )));
+                return Err(Error::invalid(
+                    read_of(table),
+                    format_args!(
+                        "tag '{name}' cannot be used where a branch is needed: an incremental \
+                         read follows a branch's history"
+                    ),
+                ));
             }
             snapshot(reference.snapshot_id)
         }
@@ -135,9 +141,15 @@ fn require_append(snapshot: &Snapshot, table: &str) -> Result<()> {
         }
         None => "has no operation in its summary".to_string(),
     };
-    Err(Error::InvalidArgument(format!(
-        "snapshot {id} {what}; only append snapshots can be read incrementally (table {table})"
-    )))
+    Err(Error::invalid(
+        read_of(table),
+        format_args!("snapshot {id} {what}; only append snapshots can be read incrementally"),
+    ))
+}
+
+/// What an incremental read's errors are about.
+fn read_of(table: &str) -> String {
+    format!("incremental read of table {table}")
 }
 
 /// The data files the snapshots of `range` added, oldest snapshot first.

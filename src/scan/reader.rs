@@ -286,7 +286,9 @@ mod tests {
         (store, path, size)
     }
 
-    async fn metadata_with_recorded_size(recorded: u64) -> Result<Arc<ParquetMetaData>, String> {
+    async fn metadata_with_recorded_size(
+        recorded: u64,
+    ) -> Result<Arc<ParquetMetaData>, ParquetError> {
         let (store, path, _) = parquet_in_store().await;
         let factory = SizeCheckingReaderFactory::new(
             Arc::new(DefaultParquetFileReaderFactory::new(Arc::clone(&store))),
@@ -296,7 +298,7 @@ mod tests {
         let mut reader = factory
             .create_reader(0, file, None, &ExecutionPlanMetricsSet::new())
             .unwrap();
-        reader.get_metadata(None).await.map_err(|e| e.to_string())
+        reader.get_metadata(None).await
     }
 
     #[tokio::test]

@@ -154,7 +154,7 @@ fn decode_bound(
     };
     Literal::from_bytes(ty, bytes)
         .map(Some)
-        .map_err(|e| Error::corrupt("", format!("{which} bound of field {field_id}: {e}")))
+        .map_err(|e| Error::from(e).within(format_args!("{which} bound of field {field_id}")))
 }
 
 /// `manifest_entry`: one tracked file.
@@ -459,8 +459,7 @@ fn partition_value(f: &Field<'_>, ty: &PrimitiveType) -> Result<Literal> {
     use Datum as D;
     use PrimitiveType as P;
     let from_bytes = |bytes: &[u8]| {
-        Literal::from_bytes(ty, bytes)
-            .map_err(|e| Error::corrupt("", format!("partition value: {e}")))
+        Literal::from_bytes(ty, bytes).map_err(|e| Error::from(e).within("partition value"))
     };
     Ok(match (ty, f.value()) {
         (P::Boolean, D::Boolean(b)) => Literal::Boolean(*b),

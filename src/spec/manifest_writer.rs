@@ -60,8 +60,9 @@ pub fn write_manifest(
 ) -> Result<Vec<u8>> {
     let version = metadata.format_version;
     if version == FormatVersion::V1 && content == ManifestContent::Deletes {
-        return Err(Error::InvalidArgument(
-            "a format version 1 table cannot have delete manifests".into(),
+        return Err(Error::invalid(
+            "a deletes manifest",
+            "a format version 1 table cannot have delete manifests",
         ));
     }
     let partition_type = spec.partition_type(schema)?;
@@ -80,7 +81,7 @@ pub fn write_manifest(
         .enumerate()
         .map(|(index, entry)| {
             manifest_entry(entry, version, &partition_type)
-                .map_err(|e| Error::InvalidArgument(format!("manifest entry {index}: {e}")))
+                .map_err(|e| e.within(format_args!("manifest entry {index}")))
         })
         .collect::<Result<Vec<_>>>()?;
     write_container(&schema_json, &avro_schema, &header, &records)
@@ -129,9 +130,8 @@ pub fn write_manifest_list(
     let records = manifests
         .iter()
         .map(|m| {
-            manifest_file(m, format_version).map_err(|e| {
-                Error::InvalidArgument(format!("manifest_file {}: {e}", m.manifest_path))
-            })
+            manifest_file(m, format_version)
+                .map_err(|e| e.within(format_args!("manifest_file {}", m.manifest_path)))
         })
         .collect::<Result<Vec<_>>>()?;
     write_container(&schema_json, &avro_schema, &header, &records)
@@ -147,8 +147,12 @@ fn content_name(content: ManifestContent) -> &'static str {
 
 /// Parses a schema built here; a failure is a bug in the builders or an unwritable type.
 fn parse_schema(schema: &Json) -> Result<AvroSchema> {
-    AvroSchema::parse(schema)
-        .map_err(|e| Error::InvalidArgument(format!("cannot build the Avro schema: {e}")))
+    AvroSchema::parse(schema).map_err(|e| {
+        Error::invalid(
+            "the Avro schema built",
+            format_args!("apache-avro refuses it: {e}"),
+        )
+    })
 }
 
 /// Writes an Avro object container: the header (magic, metadata, sync marker), then one
@@ -164,7 +168,12 @@ fn write_container(
     header: &[(&str, String)],
     records: &[Value],
 ) -> Result<Vec<u8>> {
-    let failed = |e: apache_avro::Error| Error::InvalidArgument(format!("cannot write Avro: {e}"));
+    let failed = |e: apache_avro::Error| {
+        Error::invalid(
+            "the records",
+            format_args!("cannot be written as Avro: {e}"),
+        )
+    };
     let datum = GenericDatumWriter::builder(schema)
         .build()
         .map_err(failed)?;
@@ -173,7 +182,7 @@ fn write_container(
         datum.write_value_ref(&mut block, record).map_err(failed)?;
     }
     let block = deflate(&block)
-        .map_err(|e| Error::InvalidArgument(format!("cannot deflate an Avro block: {e}")))?;
+        .map_err(|e| Error::invalid("an Avro block", format_args!("cannot be deflated: {e}")))?;
     let mut metadata: Vec<(&str, &[u8])> = vec![("avro.codec", b"deflate")];
     let schema_text = schema_json.to_string();
     metadata.push(("avro.schema", schema_text.as_bytes()));
@@ -342,7 +351,10 @@ fn partition_schema(partition_type: &StructType) -> Result<Json> {
 
 fn primitive_of<'t>(ty: &'t Type, name: &str) -> Result<&'t PrimitiveType> {
     ty.as_primitive().ok_or_else(|| {
-        Error::InvalidArgument(format!("partition field {name} has the nested type {ty}"))
+        Error::invalid(
+            format_args!("partition field {name}"),
+            format_args!("has the nested type {ty}"),
+        )
     })
 }
 
@@ -416,7 +428,7 @@ fn decimal_required_bytes(precision: u32) -> Result<usize> {
     let max = 10u128.checked_pow(precision);
     (1..=16usize)
         .find(|&n| max.is_some_and(|max| max <= 1u128 << (8 * n - 1)))
-        .ok_or_else(|| Error::InvalidArgument(format!("decimal precision {precision} is above 38")))
+        .ok_or_else(|| Error::invalid(format_args!("decimal precision {precision}"), "is above 38"))
 }
 
 /// A name Avro accepts (`[A-Za-z_][A-Za-z0-9_]*`): a leading digit gets a `_` before it,
@@ -540,11 +552,11 @@ fn bounds_value(bounds: Option<&HashMap<i32, Vec<u8>>>) -> Value {
 }
 
 /// Fails when a field the format version has no place for is set.
-fn absent_in(version: FormatVersion, name: &str, is_set: bool) -> Result<(), String> {
+fn absent_in(version: FormatVersion, name: &str, is_set: bool) -> Result<()> {
     if is_set {
-        Err(format!(
-            "{name} cannot be written in format version {}",
-            version.number()
+        Err(Error::invalid(
+            name,
+            format_args!("cannot be written in format version {}", version.number()),
         ))
     } else {
         Ok(())
@@ -555,12 +567,12 @@ fn manifest_entry(
     entry: &ManifestEntry,
     version: FormatVersion,
     partition_type: &StructType,
-) -> Result<Value, String> {
+) -> Result<Value> {
     let mut fields = vec![("status", Value::Int(entry.status as i32))];
     if version == FormatVersion::V1 {
         let snapshot_id = entry
             .snapshot_id
-            .ok_or("snapshot_id is required in format version 1")?;
+            .ok_or_else(|| Error::invalid("snapshot_id", "is required in format version 1"))?;
         fields.push(("snapshot_id", Value::Long(snapshot_id)));
     } else {
         fields.extend([
@@ -586,7 +598,7 @@ fn data_file(
     file: &DataFile,
     version: FormatVersion,
     partition_type: &StructType,
-) -> Result<Value, String> {
+) -> Result<Value> {
     let v1 = version == FormatVersion::V1;
     let v3 = version >= FormatVersion::V3;
     let mut fields = Vec::with_capacity(24);
@@ -696,15 +708,15 @@ fn file_format_name(format: &FileFormat) -> String {
 }
 
 /// The `partition` record of a tuple: one value per partition field, in order.
-fn partition_value(
-    tuple: &[Option<Literal>],
-    partition_type: &StructType,
-) -> Result<Value, String> {
+fn partition_value(tuple: &[Option<Literal>], partition_type: &StructType) -> Result<Value> {
     if tuple.len() != partition_type.fields.len() {
-        return Err(format!(
-            "the partition tuple has {} values but the partition type has {} fields",
-            tuple.len(),
-            partition_type.fields.len()
+        return Err(Error::invalid(
+            "the partition tuple",
+            format_args!(
+                "has {} values but the partition type has {} fields",
+                tuple.len(),
+                partition_type.fields.len()
+            ),
         ));
     }
     let fields = partition_type
@@ -712,25 +724,23 @@ fn partition_value(
         .iter()
         .zip(tuple)
         .map(|(f, value)| {
-            let ty = f
-                .field_type
-                .as_primitive()
-                .ok_or_else(|| format!("partition field {} has a nested type", f.name))?;
+            let ty = primitive_of(&f.field_type, &f.name)?;
             let value = match value {
                 None => null(),
                 Some(v) => some(
-                    literal_value(v, ty).map_err(|e| format!("partition field {}: {e}", f.name))?,
+                    literal_value(v, ty)
+                        .map_err(|e| e.within(format_args!("partition field {}", f.name)))?,
                 ),
             };
             Ok((avro_name(&f.name), value))
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>>>()?;
     Ok(Value::Record(fields))
 }
 
 /// One partition value as the Avro type [`primitive_schema`] gives its type; an `int` is
 /// widened to a `long` and a `float` to a `double`, other mismatches are errors.
-fn literal_value(literal: &Literal, ty: &PrimitiveType) -> Result<Value, String> {
+fn literal_value(literal: &Literal, ty: &PrimitiveType) -> Result<Value> {
     use Literal as L;
     use PrimitiveType as P;
     Ok(match (ty, literal) {
@@ -756,15 +766,23 @@ fn literal_value(literal: &Literal, ty: &PrimitiveType) -> Result<Value, String>
             Value::Fixed(b.len(), b.clone())
         }
         (P::Decimal { precision, .. }, L::Decimal(unscaled)) => {
-            let size = decimal_required_bytes(*precision).map_err(|e| e.to_string())?;
+            let size = decimal_required_bytes(*precision)?;
             Value::Fixed(
                 size,
                 sign_extended(*unscaled, size).ok_or_else(|| {
-                    format!("decimal {unscaled} does not fit precision {precision}")
+                    Error::invalid(
+                        format_args!("decimal {unscaled}"),
+                        format_args!("does not fit precision {precision}"),
+                    )
                 })?,
             )
         }
-        _ => return Err(format!("{literal:?} is not a {ty} value")),
+        _ => {
+            return Err(Error::invalid(
+                format_args!("{literal:?}"),
+                format_args!("is not a {ty} value"),
+            ));
+        }
     })
 }
 
@@ -777,7 +795,7 @@ fn sign_extended(v: i128, size: usize) -> Option<Vec<u8>> {
     (head.iter().all(|&b| b == sign) && top_bit_matches).then(|| tail.to_vec())
 }
 
-fn manifest_file(m: &ManifestFile, version: FormatVersion) -> Result<Value, String> {
+fn manifest_file(m: &ManifestFile, version: FormatVersion) -> Result<Value> {
     let v1 = version == FormatVersion::V1;
     let mut fields = vec![
         ("manifest_path", Value::String(m.manifest_path.clone())),
@@ -828,15 +846,11 @@ fn manifest_file(m: &ManifestFile, version: FormatVersion) -> Result<Value, Stri
 }
 
 /// A file or row count: optional in v1, required from v2 on.
-fn count(
-    v1: bool,
-    name: &'static str,
-    value: Option<Value>,
-) -> Result<(&'static str, Value), String> {
+fn count(v1: bool, name: &'static str, value: Option<Value>) -> Result<(&'static str, Value)> {
     match (v1, value) {
         (true, value) => Ok((name, value.map_or_else(null, some))),
         (false, Some(value)) => Ok((name, value)),
-        (false, None) => Err(format!("{name} is required from format version 2 on")),
+        (false, None) => Err(Error::invalid(name, "is required from format version 2 on")),
     }
 }
 

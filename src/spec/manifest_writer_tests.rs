@@ -364,7 +364,7 @@ fn write_err(
     entries: &[ManifestEntry],
 ) -> String {
     match write_manifest(&metadata(version), &schema(), &spec(), content, entries) {
-        Err(e @ Error::InvalidArgument(_)) => e.to_string(),
+        Err(e @ Error::InvalidArgument { .. }) => e.to_string(),
         other => panic!("expected InvalidArgument, got {other:?}"),
     }
 }

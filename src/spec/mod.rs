@@ -36,4 +36,4 @@ pub use snapshot::{
 };
 pub use sort::{SortField, SortOrder};
 pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};
-pub use values::Literal;
+pub use values::{Literal, ValueError};

@@ -77,9 +77,10 @@ impl Transform {
         let width = || -> Result<u32> {
             match arg.parse::<i32>() {
                 Ok(n) if n > 0 => Ok(n.unsigned_abs()),
-                _ => Err(Error::InvalidArgument(format!(
-                    "transform '{s}': the argument must be a positive int"
-                ))),
+                _ => Err(Error::invalid(
+                    format_args!("transform '{s}'"),
+                    "the argument must be a positive int",
+                )),
             }
         };
         match name {
@@ -131,9 +132,10 @@ impl Transform {
     /// stays readable.
     pub fn result_type(&self, source: &PrimitiveType) -> Result<PrimitiveType> {
         if !self.can_transform(source) {
-            return Err(Error::InvalidArgument(format!(
-                "transform {self} cannot be applied to type {source}"
-            )));
+            return Err(Error::invalid(
+                format_args!("transform {self}"),
+                format_args!("cannot be applied to type {source}"),
+            ));
         }
         Ok(match self {
             Self::Identity | Self::Truncate(_) | Self::Void => source.clone(),
@@ -221,7 +223,7 @@ impl PartitionField {
                 .ok_or_else(|| j::missing(&what, "field-id"))?,
         };
         let transform = Transform::parse(j::req_str(o, "transform", &what)?)
-            .map_err(|e| Error::corrupt("", format!("{what}: {e}")))?;
+            .map_err(|e| e.into_corrupt(&what))?;
         Ok(Self {
             source_id,
             field_id,
@@ -243,7 +245,9 @@ impl PartitionField {
     /// (`None` when the column is not in the schema).
     fn result_field(&self, source: Option<&Type>) -> Result<NestedField> {
         let result = match (source, &self.transform) {
-            (Some(Type::Primitive(p)), t) => t.result_type(p).map_err(|e| self.error(e))?,
+            (Some(Type::Primitive(p)), t) => t
+                .result_type(p)
+                .map_err(|_| self.error(format!("cannot be applied to source type {p}")))?,
             (_, Transform::Void) => PrimitiveType::Int,
             (Some(nested), _) => {
                 return Err(self.error(format!("source column has nested type {nested}")));
@@ -259,10 +263,10 @@ impl PartitionField {
     }
 
     fn error(&self, reason: impl fmt::Display) -> Error {
-        Error::InvalidArgument(format!(
-            "partition field '{}' ({}): {reason}",
-            self.name, self.transform
-        ))
+        Error::invalid(
+            format_args!("partition field '{}' ({})", self.name, self.transform),
+            reason,
+        )
     }
 }
 
@@ -331,12 +335,14 @@ impl PartitionSpec {
     /// encoding: space as `+`). `values` holds one entry per field, in order.
     pub fn partition_path(&self, schema: &Schema, values: &[Option<Literal>]) -> Result<String> {
         if values.len() != self.fields.len() {
-            return Err(Error::InvalidArgument(format!(
-                "partition spec {} has {} fields but the tuple has {} values",
-                self.spec_id,
-                self.fields.len(),
-                values.len()
-            )));
+            return Err(Error::invalid(
+                format_args!("partition spec {}", self.spec_id),
+                format_args!(
+                    "has {} fields but the tuple has {} values",
+                    self.fields.len(),
+                    values.len()
+                ),
+            ));
         }
         let partition_type = self.partition_type(schema)?;
         let parts: Vec<String> = self
@@ -385,12 +391,7 @@ impl PartitionSpec {
             .enumerate()
             .map(|(i, f)| PartitionField::from_json(f, i))
             .collect::<Result<Vec<_>>>()
-            .map_err(|e| match e {
-                Error::Corrupt { reason, .. } => {
-                    Error::corrupt("", format!("partition spec {spec_id}: {reason}"))
-                }
-                other => other,
-            })?;
+            .map_err(|e| e.within(format_args!("partition spec {spec_id}")))?;
         Ok(Self { spec_id, fields })
     }
 

@@ -57,18 +57,20 @@ impl RetentionDefaults {
                 None => Ok(None),
                 Some(text) => match text.trim().parse::<i64>() {
                     Ok(n) if n > 0 => Ok(Some(n)),
-                    _ => Err(Error::InvalidArgument(format!(
-                        "table property {key} = '{text}' is not a positive number"
-                    ))),
+                    _ => Err(Error::invalid(
+                        format_args!("table property {key} = '{text}'"),
+                        "is not a positive number",
+                    )),
                 },
             }
         };
         let min_snapshots_to_keep = match positive(MIN_SNAPSHOTS_TO_KEEP)? {
             None => MIN_SNAPSHOTS_TO_KEEP_DEFAULT,
             Some(n) => i32::try_from(n).map_err(|_| {
-                Error::InvalidArgument(format!(
-                    "table property {MIN_SNAPSHOTS_TO_KEEP} = {n} is out of range"
-                ))
+                Error::invalid(
+                    format_args!("table property {MIN_SNAPSHOTS_TO_KEEP} = {n}"),
+                    "is out of range",
+                )
             })?,
         };
         Ok(Self {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value as JsonValue, json};
 
 use super::types::{NestedField, StructType, Type};
+use crate::error::{Error, Result};
 
 /// A table schema: a struct type with an id and optional identifier fields.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,15 +77,19 @@ impl Schema {
         v
     }
 
-    /// Parses the spec's JSON form; a missing `schema-id` (v1) reads as 0.
-    pub fn from_json(v: &JsonValue) -> Result<Self, String> {
+    /// Parses the spec's JSON form; a missing `schema-id` (v1) reads as 0. Errors are
+    /// [`Error::Corrupt`] without a path.
+    pub fn from_json(v: &JsonValue) -> Result<Self> {
         let Type::Struct(fields) = Type::from_json(v)? else {
-            return Err("a schema must be a struct".into());
+            return Err(Error::corrupt("", "a schema must be a struct"));
         };
         let schema_id = v
             .get("schema-id")
             .and_then(JsonValue::as_i64)
-            .map(|id| i32::try_from(id).map_err(|_| format!("schema-id {id} is out of range")))
+            .map(|id| {
+                i32::try_from(id)
+                    .map_err(|_| Error::corrupt("", format!("schema-id {id} is out of range")))
+            })
             .transpose()?
             .unwrap_or(0);
         let identifier_field_ids = v

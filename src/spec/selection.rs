@@ -176,11 +176,11 @@ pub fn parse_timestamp_ms(s: &str) -> Result<i64> {
         return Ok(ms);
     }
     parse_iso_ms(text).ok_or_else(|| {
-        Error::InvalidArgument(format!(
-            "'{s}' is not a timestamp: expected epoch milliseconds or ISO-8601 such as \
-             2024-01-01, 2024-01-01T10:00:00, 2024-01-01 10:00:00.123Z or \
-             2024-01-01T10:00:00+02:00"
-        ))
+        Error::invalid(
+            format_args!("'{s}'"),
+            "is not a timestamp: expected epoch milliseconds or ISO-8601 such as 2024-01-01, \
+             2024-01-01T10:00:00, 2024-01-01 10:00:00.123Z or 2024-01-01T10:00:00+02:00",
+        )
     })
 }
 

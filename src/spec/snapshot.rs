@@ -281,7 +281,7 @@ impl Snapshot {
             manifests: manifests(o, what)?,
             summary: match o.get("summary") {
                 None | Some(JsonValue::Null) => None,
-                Some(s) => Some(Summary::from_json(s).map_err(|e| in_snapshot(e, what))?),
+                Some(s) => Some(Summary::from_json(s).map_err(|e| e.within(what))?),
             },
             schema_id: j::opt_i32(o, "schema-id", what)?,
             first_row_id: j::opt_i64(o, "first-row-id", what)?,
@@ -342,13 +342,6 @@ fn manifests(o: &j::Object, what: &str) -> Result<Option<Vec<String>>> {
         })
         .collect::<Result<Vec<_>>>()
         .map(Some)
-}
-
-fn in_snapshot(e: Error, what: &str) -> Error {
-    match e {
-        Error::Corrupt { reason, .. } => Error::corrupt("", format!("{what}: {reason}")),
-        other => other,
-    }
 }
 
 /// How long a ref and its snapshots are kept.

@@ -90,7 +90,7 @@ impl SortField {
                 .ok_or_else(|| j::missing(WHAT, "source-id"))?,
         };
         let transform = Transform::parse(j::req_str(o, "transform", WHAT)?)
-            .map_err(|e| Error::corrupt("", format!("{WHAT}: {e}")))?;
+            .map_err(|e| e.into_corrupt(WHAT))?;
         let direction = j::req_str(o, "direction", WHAT)?;
         let direction = SortDirection::parse(direction).ok_or_else(|| {
             Error::corrupt("", format!("{WHAT}: unknown direction '{direction}'"))
@@ -152,12 +152,7 @@ impl SortOrder {
             .iter()
             .map(SortField::from_json)
             .collect::<Result<Vec<_>>>()
-            .map_err(|e| match e {
-                Error::Corrupt { reason, .. } => {
-                    Error::corrupt("", format!("sort order {order_id}: {reason}"))
-                }
-                other => other,
-            })?;
+            .map_err(|e| e.within(format_args!("sort order {order_id}")))?;
         Ok(Self { order_id, fields })
     }
 

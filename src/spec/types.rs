@@ -10,6 +10,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value as JsonValue, json};
 
+use crate::error::{Error, Result};
+
 /// Precision of the widest decimal Iceberg supports.
 pub const MAX_DECIMAL_PRECISION: u32 = 38;
 
@@ -59,8 +61,9 @@ pub enum PrimitiveType {
 }
 
 impl PrimitiveType {
-    /// Parses the JSON string form (`"decimal(9, 2)"`, `"fixed[16]"`, `"long"`, ...).
-    pub fn parse(s: &str) -> Result<Self, String> {
+    /// Parses the JSON string form (`"decimal(9, 2)"`, `"fixed[16]"`, `"long"`, ...); anything
+    /// else is an [`Error::Corrupt`] without a path.
+    pub fn parse(s: &str) -> Result<Self> {
         let t = s.trim();
         let simple = match t {
             "boolean" => Some(Self::Boolean),
@@ -86,17 +89,17 @@ impl PrimitiveType {
         if let Some(args) = t.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
             let (p, s) = args
                 .split_once(',')
-                .ok_or_else(|| format!("malformed decimal type '{t}'"))?;
+                .ok_or_else(|| corrupt(format!("malformed decimal type '{t}'")))?;
             let precision: u32 = p
                 .trim()
                 .parse()
-                .map_err(|_| format!("malformed decimal precision in '{t}'"))?;
+                .map_err(|_| corrupt(format!("malformed decimal precision in '{t}'")))?;
             let scale: u32 = s
                 .trim()
                 .parse()
-                .map_err(|_| format!("malformed decimal scale in '{t}'"))?;
+                .map_err(|_| corrupt(format!("malformed decimal scale in '{t}'")))?;
             if precision == 0 || precision > MAX_DECIMAL_PRECISION || scale > precision {
-                return Err(format!("decimal type '{t}' is out of range"));
+                return Err(corrupt(format!("decimal type '{t}' is out of range")));
             }
             return Ok(Self::Decimal { precision, scale });
         }
@@ -104,13 +107,13 @@ impl PrimitiveType {
             let len: u64 = len
                 .trim()
                 .parse()
-                .map_err(|_| format!("malformed fixed length in '{t}'"))?;
+                .map_err(|_| corrupt(format!("malformed fixed length in '{t}'")))?;
             return Ok(Self::Fixed(len));
         }
         if t.starts_with("geometry") || t.starts_with("geography") {
             return Ok(Self::Unsupported(t.to_string()));
         }
-        Err(format!("unknown type '{t}'"))
+        Err(corrupt(format!("unknown type '{t}'")))
     }
 
     /// Whether a value of type `self` may be read as `to` (spec: "Schema Evolution",
@@ -286,25 +289,25 @@ impl NestedField {
         JsonValue::Object(m)
     }
 
-    fn from_json(v: &JsonValue) -> Result<Self, String> {
+    fn from_json(v: &JsonValue) -> Result<Self> {
         let obj = v
             .as_object()
-            .ok_or("a struct field must be a JSON object")?;
+            .ok_or_else(|| corrupt("a struct field must be a JSON object"))?;
         let id = json_i32(obj, "id")?;
         let name = obj
             .get("name")
             .and_then(JsonValue::as_str)
-            .ok_or_else(|| format!("field {id} has no name"))?
+            .ok_or_else(|| corrupt(format!("field {id} has no name")))?
             .to_string();
         let required = obj
             .get("required")
             .and_then(JsonValue::as_bool)
-            .ok_or_else(|| format!("field '{name}' has no 'required' flag"))?;
+            .ok_or_else(|| corrupt(format!("field '{name}' has no 'required' flag")))?;
         let field_type = Type::from_json(
             obj.get("type")
-                .ok_or_else(|| format!("field '{name}' has no type"))?,
+                .ok_or_else(|| corrupt(format!("field '{name}' has no type")))?,
         )
-        .map_err(|e| format!("field '{name}': {e}"))?;
+        .map_err(|e| e.within(format_args!("field '{name}'")))?;
         Ok(Self {
             id,
             name,
@@ -388,21 +391,22 @@ impl Type {
         }
     }
 
-    /// Parses the spec's JSON form of a type.
-    pub fn from_json(v: &JsonValue) -> Result<Self, String> {
+    /// Parses the spec's JSON form of a type; errors are [`Error::Corrupt`] without a path,
+    /// naming the field.
+    pub fn from_json(v: &JsonValue) -> Result<Self> {
         match v {
             JsonValue::String(s) => Ok(Type::Primitive(PrimitiveType::parse(s)?)),
             JsonValue::Object(obj) => {
                 let kind = obj
                     .get("type")
                     .and_then(JsonValue::as_str)
-                    .ok_or("nested type without a 'type' tag")?;
+                    .ok_or_else(|| corrupt("nested type without a 'type' tag"))?;
                 match kind {
                     "struct" => {
                         let fields = obj
                             .get("fields")
                             .and_then(JsonValue::as_array)
-                            .ok_or("struct type without 'fields'")?;
+                            .ok_or_else(|| corrupt("struct type without 'fields'"))?;
                         let fields = fields
                             .iter()
                             .map(NestedField::from_json)
@@ -412,7 +416,8 @@ impl Type {
                     "list" => {
                         let id = json_i32(obj, "element-id")?;
                         let element = Type::from_json(
-                            obj.get("element").ok_or("list type without 'element'")?,
+                            obj.get("element")
+                                .ok_or_else(|| corrupt("list type without 'element'"))?,
                         )?;
                         let required = obj
                             .get("element-required")
@@ -429,9 +434,14 @@ impl Type {
                     "map" => {
                         let key_id = json_i32(obj, "key-id")?;
                         let value_id = json_i32(obj, "value-id")?;
-                        let key = Type::from_json(obj.get("key").ok_or("map type without 'key'")?)?;
-                        let value =
-                            Type::from_json(obj.get("value").ok_or("map type without 'value'")?)?;
+                        let key = Type::from_json(
+                            obj.get("key")
+                                .ok_or_else(|| corrupt("map type without 'key'"))?,
+                        )?;
+                        let value = Type::from_json(
+                            obj.get("value")
+                                .ok_or_else(|| corrupt("map type without 'value'"))?,
+                        )?;
                         let value_required = obj
                             .get("value-required")
                             .and_then(JsonValue::as_bool)
@@ -444,21 +454,26 @@ impl Type {
                             }),
                         }))
                     }
-                    other => Err(format!("unknown nested type '{other}'")),
+                    other => Err(corrupt(format!("unknown nested type '{other}'"))),
                 }
             }
-            other => Err(format!(
+            other => Err(corrupt(format!(
                 "a type must be a string or an object, found {other}"
-            )),
+            ))),
         }
     }
 }
 
-fn json_i32(obj: &Map<String, JsonValue>, key: &str) -> Result<i32, String> {
+/// A [`Error::Corrupt`] without a path: the JSON a type was parsed from is not valid.
+fn corrupt(reason: impl Into<String>) -> Error {
+    Error::corrupt("", reason)
+}
+
+fn json_i32(obj: &Map<String, JsonValue>, key: &str) -> Result<i32> {
     obj.get(key)
         .and_then(JsonValue::as_i64)
         .and_then(|v| i32::try_from(v).ok())
-        .ok_or_else(|| format!("missing or invalid integer '{key}'"))
+        .ok_or_else(|| corrupt(format!("missing or invalid integer '{key}'")))
 }
 
 impl Serialize for Type {
@@ -533,8 +548,26 @@ mod tests {
             "bigint",
             "decimal(9)",
         ] {
-            assert!(PrimitiveType::parse(s).is_err(), "{s}");
+            let err = PrimitiveType::parse(s).unwrap_err();
+            assert!(
+                matches!(&err, Error::Corrupt { path, reason, .. }
+                    if path.is_empty() && reason.contains(&format!("'{s}'"))),
+                "{s}: {err:?}"
+            );
         }
+    }
+
+    #[test]
+    fn a_bad_nested_type_names_its_field() {
+        let json = json!({"type": "struct", "fields": [
+            {"id": 1, "name": "outer", "required": true, "type": {"type": "struct", "fields": [
+                {"id": 2, "name": "inner", "required": true, "type": "bigint"}]}}]});
+        let err = Type::from_json(&json).unwrap_err();
+        assert!(
+            matches!(&err, Error::Corrupt { path, reason, .. }
+                if path.is_empty() && reason == "field 'outer': field 'inner': unknown type 'bigint'"),
+            "{err:?}"
+        );
     }
 
     #[test]

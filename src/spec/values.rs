@@ -9,8 +9,46 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use serde_json::{Value as JsonValue, json};
 
 use super::types::PrimitiveType;
+use crate::error::Error;
 
 const UNIX_EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+/// Why a value's binary or JSON form (spec Appendix D) cannot be decoded as a given type.
+///
+/// It converts into an [`Error::Corrupt`] without a path, which keeps it as its source;
+/// callers say which value it was ([`Error::within`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// A binary form of a length the type does not have.
+    #[error("{len} bytes is not a valid {ty} value")]
+    Length {
+        /// The type the value was decoded as.
+        ty: PrimitiveType,
+        /// The length of the binary form.
+        len: usize,
+    },
+    /// A `string` value whose bytes are not UTF-8.
+    #[error("string value is not UTF-8")]
+    NotUtf8,
+    /// A JSON form that is not one of the type (a string for an `int`, a malformed date, ...).
+    #[error("{json} is not a valid JSON {ty} value")]
+    Json {
+        /// The type the value was decoded as.
+        ty: PrimitiveType,
+        /// The JSON text.
+        json: String,
+    },
+    /// A type whose values icefloe cannot hold (`variant`, `geometry`, ...).
+    #[error("values of type {0} are not supported")]
+    Unsupported(String),
+}
+
+impl From<ValueError> for Error {
+    fn from(e: ValueError) -> Self {
+        Error::corrupt_with("", e.to_string(), e)
+    }
+}
 
 /// A value of a primitive Iceberg type.
 ///
@@ -60,9 +98,12 @@ impl Literal {
     /// Bounds written before a type promotion keep their old width: a `long` bound may be 4
     /// bytes (written as `int`), a `double` bound 4 bytes (written as `float`), a timestamp
     /// bound may have been written for a `date`. Those are widened here.
-    pub fn from_bytes(ty: &PrimitiveType, bytes: &[u8]) -> Result<Self, String> {
+    pub fn from_bytes(ty: &PrimitiveType, bytes: &[u8]) -> Result<Self, ValueError> {
         use PrimitiveType as P;
-        let wrong = || format!("{} bytes is not a valid {ty} value", bytes.len());
+        let wrong = || ValueError::Length {
+            ty: ty.clone(),
+            len: bytes.len(),
+        };
         Ok(match ty {
             P::Boolean => match bytes {
                 [b] => Literal::Boolean(*b != 0),
@@ -89,13 +130,13 @@ impl Literal {
                 _ => return Err(wrong()),
             },
             P::Decimal { .. } => Literal::Decimal(be_twos_complement(bytes).ok_or_else(wrong)?),
-            P::String => Literal::String(
-                String::from_utf8(bytes.to_vec()).map_err(|_| "string value is not UTF-8")?,
-            ),
+            P::String => {
+                Literal::String(String::from_utf8(bytes.to_vec()).map_err(|_| ValueError::NotUtf8)?)
+            }
             P::Uuid => Literal::Uuid(bytes.try_into().map_err(|_| wrong())?),
             P::Fixed(_) => Literal::Fixed(bytes.to_vec()),
             P::Binary => Literal::Binary(bytes.to_vec()),
-            P::Unsupported(name) => return Err(format!("values of type {name} are not supported")),
+            P::Unsupported(name) => return Err(ValueError::Unsupported(name.clone())),
         })
     }
 
@@ -121,9 +162,12 @@ impl Literal {
 
     /// Decodes the JSON single-value form (spec Appendix D, "JSON single-value
     /// serialization") of a value of type `ty`.
-    pub fn from_json(ty: &PrimitiveType, v: &JsonValue) -> Result<Self, String> {
+    pub fn from_json(ty: &PrimitiveType, v: &JsonValue) -> Result<Self, ValueError> {
         use PrimitiveType as P;
-        let wrong = || format!("{v} is not a valid JSON {ty} value");
+        let wrong = || ValueError::Json {
+            ty: ty.clone(),
+            json: v.to_string(),
+        };
         let s = || v.as_str().ok_or_else(wrong);
         Ok(match ty {
             P::Boolean => Literal::Boolean(v.as_bool().ok_or_else(wrong)?),
@@ -150,7 +194,7 @@ impl Literal {
             P::Uuid => Literal::Uuid(parse_uuid(s()?).ok_or_else(wrong)?),
             P::Fixed(_) => Literal::Fixed(parse_hex(s()?).ok_or_else(wrong)?),
             P::Binary => Literal::Binary(parse_hex(s()?).ok_or_else(wrong)?),
-            P::Unsupported(name) => return Err(format!("values of type {name} are not supported")),
+            P::Unsupported(name) => return Err(ValueError::Unsupported(name.clone())),
         })
     }
 
@@ -506,12 +550,48 @@ mod tests {
 
     #[test]
     fn malformed_binary_values_are_errors_not_panics() {
-        assert!(Literal::from_bytes(&P::Int, &[1, 2]).is_err());
-        assert!(Literal::from_bytes(&P::Long, &[1, 2, 3]).is_err());
-        assert!(Literal::from_bytes(&P::Uuid, &[1]).is_err());
-        assert!(Literal::from_bytes(&P::String, &[0xff, 0xfe]).is_err());
-        assert!(Literal::from_bytes(&dec(9, 2), &[]).is_err());
-        assert!(Literal::from_bytes(&P::Boolean, &[]).is_err());
+        for (ty, bytes) in [
+            (P::Int, &[1, 2][..]),
+            (P::Long, &[1, 2, 3]),
+            (P::Uuid, &[1]),
+            (dec(9, 2), &[]),
+            (P::Boolean, &[]),
+        ] {
+            let err = Literal::from_bytes(&ty, bytes).unwrap_err();
+            let expected = ValueError::Length {
+                ty: ty.clone(),
+                len: bytes.len(),
+            };
+            assert_eq!(err, expected, "{ty}");
+        }
+        assert_eq!(
+            Literal::from_bytes(&P::String, &[0xff, 0xfe]),
+            Err(ValueError::NotUtf8)
+        );
+        let variant = P::Unsupported("variant".into());
+        assert_eq!(
+            Literal::from_bytes(&variant, &[1]),
+            Err(ValueError::Unsupported("variant".into()))
+        );
+        // Converted, the error is a Corrupt without a path, keeping the value error as its source.
+        let err = Error::from(ValueError::NotUtf8).within("lower bound of field 3");
+        assert!(
+            matches!(&err, Error::Corrupt { path, reason, source: Some(source) }
+                if path.is_empty()
+                    && reason == "lower bound of field 3: string value is not UTF-8"
+                    && source.downcast_ref::<ValueError>() == Some(&ValueError::NotUtf8)),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn malformed_json_values_name_the_value_and_type() {
+        let err = Literal::from_json(&P::Date, &json!("2024-13-01")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\"2024-13-01\" is not a valid JSON date value"
+        );
+        assert!(Literal::from_json(&P::Int, &json!(1u64 << 40)).is_err());
     }
 
     #[test]

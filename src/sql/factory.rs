@@ -124,22 +124,17 @@ fn selector(cmd: &CreateExternalTable) -> Result<SnapshotSelector> {
             .trim()
             .parse::<i64>()
             .map(SnapshotSelector::SnapshotId)
-            .map_err(|_| Error::InvalidArgument(format!("snapshot-id '{s}' is not a snapshot id"))),
+            .map_err(|_| Error::invalid(format_args!("snapshot-id '{s}'"), "is not a snapshot id")),
         [("ref", name)] => Ok(SnapshotSelector::Ref(name.trim().to_string())),
         [(_, ts)] => parse_timestamp_ms(ts)
             .map(SnapshotSelector::AsOfTimestamp)
-            .map_err(|e| match e {
-                Error::InvalidArgument(reason) => {
-                    Error::InvalidArgument(format!("as-of-timestamp: {reason}"))
-                }
-                other => other,
-            }),
+            .map_err(|e| e.within("as-of-timestamp")),
         several => {
             let keys: Vec<&str> = several.iter().map(|(key, _)| *key).collect();
-            Err(Error::InvalidArgument(format!(
-                "give at most one of 'snapshot-id', 'ref' and 'as-of-timestamp' (got {})",
-                keys.join(", ")
-            )))
+            Err(Error::invalid(
+                format_args!("options {}", keys.join(", ")),
+                "give at most one of 'snapshot-id', 'ref' and 'as-of-timestamp'",
+            ))
         }
     }
 }

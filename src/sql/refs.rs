@@ -87,9 +87,10 @@ impl Derived {
 }
 
 fn wrong_kind(name: &str, is: &str, wanted: &str, prefix: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "ref '{name}' is {is}, not {wanted} (name it {prefix}{name})"
-    ))
+    Error::invalid(
+        format_args!("ref '{name}'"),
+        format_args!("is {is}, not {wanted} (name it {prefix}{name})"),
+    )
 }
 
 /// The state a name given as a string asks for: the ref of that name; else, for a string of

@@ -76,11 +76,11 @@ async fn ref_errors_name_the_table_and_the_ref() {
     let cases = [
         (
             "refs.branch_v1",
-            vec!["refs.branch_v1", "'v1' is a tag, not a branch"],
+            vec!["refs.branch_v1", "'v1': is a tag, not a branch"],
         ),
         (
             "refs.tag_dev",
-            vec!["refs.tag_dev", "'dev' is a branch, not a tag"],
+            vec!["refs.tag_dev", "'dev': is a branch, not a tag"],
         ),
         ("refs.tag_nope", vec!["refs.tag_nope", "ref 'nope'"]),
         ("refs.branch_nope", vec!["refs.branch_nope", "ref 'nope'"]),

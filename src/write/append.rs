@@ -145,10 +145,13 @@ impl AppendWriter {
         let target_size = match properties.get(TARGET_FILE_SIZE_BYTES) {
             None => TARGET_FILE_SIZE_DEFAULT,
             Some(v) => v.trim().parse::<u64>().map_err(|_| {
-                Error::InvalidArgument(format!(
-                    "table {}: property {TARGET_FILE_SIZE_BYTES} '{v}' is not a number of bytes",
-                    metadata.location
-                ))
+                Error::invalid(
+                    format_args!(
+                        "table property {TARGET_FILE_SIZE_BYTES} = '{v}' of {}",
+                        metadata.location
+                    ),
+                    "is not a number of bytes",
+                )
             })?,
         };
         Ok(Self {

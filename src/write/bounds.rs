@@ -60,11 +60,10 @@ impl BoundsCollector {
         columns: &[ArrayRef],
     ) -> Result<()> {
         if fields.len() != columns.len() {
-            return Err(Error::InvalidArgument(format!(
-                "the batch has {} columns but the schema {} fields",
-                columns.len(),
-                fields.len()
-            )));
+            return Err(Error::invalid(
+                format_args!("a batch of {} columns", columns.len()),
+                format_args!("the schema has {} fields", fields.len()),
+            ));
         }
         for (field, column) in fields.iter().zip(columns) {
             self.update_field(field, column)?;
@@ -145,13 +144,13 @@ impl BoundsCollector {
 }
 
 fn mismatch(field: &NestedField, column: &ArrayRef) -> Error {
-    Error::InvalidArgument(format!(
-        "column '{}' (field {}) of type {} cannot be written from Arrow type {}",
-        field.name,
-        field.id,
-        field.field_type,
-        column.data_type()
-    ))
+    Error::invalid(
+        format_args!(
+            "column '{}' (field {}) of type {}",
+            field.name, field.id, field.field_type
+        ),
+        format_args!("cannot be written from Arrow type {}", column.data_type()),
+    )
 }
 
 /// `column` with the rows where its parent struct is null made null too.

@@ -165,7 +165,7 @@ impl TableCreation {
             None => Ok(self.format_version),
             Some(v) => {
                 let n = v.trim().parse::<i64>().map_err(|_| {
-                    Error::InvalidArgument(format!("format-version '{v}' is not 1, 2 or 3"))
+                    Error::invalid(format_args!("format-version '{v}'"), "is not 1, 2 or 3")
                 })?;
                 FormatVersion::try_from(n)
             }
@@ -230,8 +230,8 @@ impl TableCreation {
         let location = location.trim_end_matches('/');
         if location.ends_with(".metadata.json") {
             return Err(Error::invalid(
-                format!("table location {location}"),
-                "a table location is a directory",
+                format_args!("location {location}"),
+                "cannot hold a new table: a table location is a directory",
             ));
         }
         let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), location)?;
@@ -280,18 +280,19 @@ impl TableCreation {
             let clashes_with_column = schema.field_by_name(&name).is_some()
                 && !(*transform == Transform::Identity && name == *source);
             if clashes_with_column || fields.iter().any(|f| f.name == name) {
-                return Err(Error::InvalidArgument(format!(
-                    "partition field name '{name}' is already used by a column or partition field"
-                )));
+                return Err(Error::invalid(
+                    format_args!("partition field name '{name}'"),
+                    "is already used by a column or partition field",
+                ));
             }
             if let Some(other) = fields
                 .iter()
                 .find(|f| f.source_id == field.id && same_kind(&f.transform, transform))
             {
-                return Err(Error::InvalidArgument(format!(
-                    "partition term {transform}({source}) is redundant with '{}' ({})",
-                    other.name, other.transform
-                )));
+                return Err(Error::invalid(
+                    format_args!("partition term {transform}({source})"),
+                    format_args!("is redundant with '{}' ({})", other.name, other.transform),
+                ));
             }
             let offset = i32::try_from(i).unwrap_or(i32::MAX);
             fields.push(PartitionField {
@@ -352,36 +353,34 @@ fn resolve_source<'a>(
     transform: &Transform,
     what: &str,
 ) -> Result<&'a Arc<NestedField>> {
+    let term = || format!("{what} term {transform}({source})");
     let mut fields = &schema.fields;
     let mut found = None;
     for part in source.split('.') {
         let field = fields.field_by_name(part).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "{what} term {transform}({source}): no column '{source}' in the schema"
-            ))
+            Error::invalid(term(), format_args!("no column '{source}' in the schema"))
         })?;
         if let Type::Struct(s) = &field.field_type {
             fields = s;
         }
         found = Some(field);
     }
-    let field = found.ok_or_else(|| {
-        Error::InvalidArgument(format!("{what} term {transform}(): no column named"))
-    })?;
+    let field = found.ok_or_else(|| Error::invalid(term(), "no column named"))?;
     let Type::Primitive(p) = &field.field_type else {
-        return Err(Error::InvalidArgument(format!(
-            "{what} term {transform}({source}): column '{source}' has nested type {}",
-            field.field_type
-        )));
+        return Err(Error::invalid(
+            term(),
+            format_args!("column '{source}' has nested type {}", field.field_type),
+        ));
     };
     if matches!(transform, Transform::Unknown(_)) || !transform.can_transform(p) {
-        return Err(Error::InvalidArgument(format!(
-            "{what} term {transform}({source}): transform {transform} is not valid for column '{source}' of type {p}"
-        )));
+        return Err(Error::invalid(
+            term(),
+            format_args!("transform {transform} is not valid for column '{source}' of type {p}"),
+        ));
     }
-    schema.field_by_id(field.id).ok_or_else(|| {
-        Error::InvalidArgument(format!("{what} term {transform}({source}): no column"))
-    })
+    schema
+        .field_by_id(field.id)
+        .ok_or_else(|| Error::invalid(term(), "no column"))
 }
 
 /// Java's partition field name for a transform of `source`.
@@ -426,7 +425,7 @@ pub fn split_terms(terms: &str) -> Vec<&str> {
 /// Errors: [`Error::InvalidArgument`] naming the term for an unknown transform, a missing or
 /// non-positive count or width, or a malformed term.
 pub fn parse_partition_term(term: &str) -> Result<(String, Transform)> {
-    let bad = |why: &str| Error::InvalidArgument(format!("partition term '{term}': {why}"));
+    let bad = |why: &str| Error::invalid(format_args!("partition term '{term}'"), why);
     let t = term.trim();
     let Some(open) = t.find('(') else {
         let column = unquote(t);
@@ -561,12 +560,10 @@ fn check_types_allowed(schema: &Schema, version: FormatVersion) -> Result<()> {
             )
         );
         if v3_type || f.initial_default.is_some() || f.write_default.is_some() {
-            return Err(Error::InvalidArgument(format!(
-                "column '{}' ({}) needs format version 3, the table is v{}",
-                f.name,
-                f.field_type,
-                version.number()
-            )));
+            return Err(Error::invalid(
+                format_args!("column '{}' ({})", f.name, f.field_type),
+                format_args!("needs format version 3, the table is v{}", version.number()),
+            ));
         }
     }
     Ok(())

@@ -290,7 +290,10 @@ fn bad_terms_are_rejected_naming_them() {
         ("day()", "no column named"),
     ] {
         let err = parse_partition_term(term).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(
+            matches!(&err, Error::InvalidArgument { what, .. } if *what == format!("partition term '{term}'")),
+            "{err}"
+        );
         let text = err.to_string();
         assert!(
             text.contains(&format!("'{term}'")) && text.contains(reason),
@@ -394,7 +397,7 @@ fn bad_partition_specs_are_rejected() {
         (
             with_id_bucket,
             "bucket(4, id)",
-            "'id_bucket' is already used",
+            "'id_bucket': is already used",
         ),
     ];
     for (schema, terms, reason) in cases {
@@ -403,7 +406,10 @@ fn bad_partition_specs_are_rejected() {
             .unwrap()
             .metadata("/wh/t")
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{terms}: {err}");
+        assert!(
+            matches!(err, Error::InvalidArgument { .. }),
+            "{terms}: {err}"
+        );
         assert!(err.to_string().contains(reason), "{terms}: {err}");
     }
 }
@@ -535,10 +541,8 @@ async fn create_at_writes_v1_and_the_hint_and_never_overwrites() {
         .create_at(&io, &location)
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::AlreadyExists { .. }), "{err}");
     assert!(
-        err.to_string()
-            .contains(&format!("already exists: table {location}")),
+        matches!(&err, Error::AlreadyExists { what } if what.starts_with(&format!("table {location} "))),
         "{err}"
     );
     assert_eq!(std::fs::read(&v1).unwrap(), written, "untouched");

@@ -84,7 +84,12 @@ impl Default for WriterOptions {
 fn zstd(level: i32) -> Result<Compression> {
     ZstdLevel::try_new(level)
         .map(Compression::ZSTD)
-        .map_err(|e| Error::InvalidArgument(format!("{COMPRESSION_LEVEL}: {e}")))
+        .map_err(|e| bad_property(COMPRESSION_LEVEL, level, e))
+}
+
+/// The error of a table property whose value cannot be used.
+fn bad_property(key: &str, value: impl std::fmt::Display, reason: impl std::fmt::Display) -> Error {
+    Error::invalid(format_args!("table property {key} = '{value}'"), reason)
 }
 
 impl WriterOptions {
@@ -125,17 +130,17 @@ impl WriterOptions {
 }
 
 fn number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
-    v.trim().parse().map_err(|_| {
-        Error::InvalidArgument(format!("table property {key}: '{v}' is not a valid number"))
-    })
+    v.trim()
+        .parse()
+        .map_err(|_| bad_property(key, v, "is not a valid number"))
 }
 
 fn compression(codec: &str, level: Option<i32>) -> Result<Compression> {
-    let bad_level = |e: ParquetError| Error::InvalidArgument(format!("{COMPRESSION_LEVEL}: {e}"));
+    let shown = level.map_or_else(|| "default".to_string(), |l| l.to_string());
+    let bad_level = |e: ParquetError| bad_property(COMPRESSION_LEVEL, &shown, e);
     let unsigned = |default: u32| -> Result<u32> {
         level.map_or(Ok(default), |l| {
-            u32::try_from(l)
-                .map_err(|_| Error::InvalidArgument(format!("{COMPRESSION_LEVEL}: {l}")))
+            u32::try_from(l).map_err(|_| bad_property(COMPRESSION_LEVEL, l, "is negative"))
         })
     };
     Ok(match codec.trim().to_ascii_lowercase().as_str() {
@@ -146,9 +151,11 @@ fn compression(codec: &str, level: Option<i32>) -> Result<Compression> {
         "lz4" => Compression::LZ4_RAW,
         "uncompressed" | "none" => Compression::UNCOMPRESSED,
         other => {
-            return Err(Error::InvalidArgument(format!(
-                "table property {COMPRESSION_CODEC}: unknown codec '{other}'"
-            )));
+            return Err(bad_property(
+                COMPRESSION_CODEC,
+                other,
+                "is not a known codec",
+            ));
         }
     })
 }
@@ -165,9 +172,11 @@ fn truncate_length(mode: &str) -> Result<usize> {
     {
         return match n.trim().parse::<usize>() {
             Ok(n) if n > 0 => Ok(n),
-            _ => Err(Error::InvalidArgument(format!(
-                "{METRICS_DEFAULT}: '{mode}'"
-            ))),
+            _ => Err(bad_property(
+                METRICS_DEFAULT,
+                mode,
+                "truncate(N) needs a positive N",
+            )),
         };
     }
     Err(Error::Unsupported(format!(
@@ -276,14 +285,17 @@ impl DataFileWriter {
                 .zip(fields.iter())
                 .all(|(a, b)| a.data_type().equals_datatype(b.data_type()));
         if !same_types {
-            return Err(Error::InvalidArgument(format!(
-                "writing {}: batch schema {schema} does not match the table's Arrow schema {}",
-                self.location, self.arrow_schema
-            )));
+            return Err(Error::invalid(
+                format_args!("a batch for {}", self.location),
+                format_args!(
+                    "its schema {schema} does not match the table's Arrow schema {}",
+                    self.arrow_schema
+                ),
+            ));
         }
         // Field metadata may differ (a projection may drop it): write with the table's schema.
         let invalid =
-            |e: ArrowError| Error::InvalidArgument(format!("writing {}: {e}", self.location));
+            |e: ArrowError| Error::invalid(format_args!("a batch for {}", self.location), e);
         let columns = batch
             .columns()
             .iter()
@@ -472,13 +484,16 @@ fn parquet_error(location: &str, e: ParquetError) -> Error {
             path: location.to_string(),
             source,
         },
-        other => Error::InvalidArgument(format!("writing {location}: {other}")),
+        other => Error::invalid(
+            format_args!("data file {location}"),
+            format_args!("cannot be written: {other}"),
+        ),
     }
 }
 
 fn in_location(location: &str, e: Error) -> Error {
     match e {
-        Error::InvalidArgument(msg) => Error::InvalidArgument(format!("writing {location}: {msg}")),
+        Error::InvalidArgument { .. } => e.within(format_args!("writing {location}")),
         other => other,
     }
 }

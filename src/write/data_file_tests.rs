@@ -20,6 +20,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::{DataFileWriter, WriterOptions};
+use crate::Error;
 use crate::spec::{
     DataContentType, FileFormat, ListType, NestedField, PrimitiveType as P, Schema, StructType,
     Type,
@@ -504,17 +505,24 @@ fn options_come_from_table_properties() {
             .truncate_length,
         usize::MAX
     );
-    for bad in [
+    for (key, value) in [
         ("write.parquet.compression-codec", "lzo2"),
         ("write.parquet.page-size-bytes", "big"),
         ("write.metadata.metrics.default", "truncate(0)"),
-        ("write.metadata.metrics.default", "counts"),
+        ("write.parquet.compression-level", "99"),
     ] {
+        let err = WriterOptions::from_properties(&props(&[(key, value)])).unwrap_err();
+        let named = format!("table property {key} = '{value}'");
         assert!(
-            WriterOptions::from_properties(&props(&[bad])).is_err(),
-            "{bad:?}"
+            matches!(&err, Error::InvalidArgument { what, .. } if *what == named),
+            "{err}"
         );
     }
+    let counts = props(&[("write.metadata.metrics.default", "counts")]);
+    assert!(matches!(
+        WriterOptions::from_properties(&counts),
+        Err(Error::Unsupported(_))
+    ));
 }
 
 #[tokio::test]

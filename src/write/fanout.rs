@@ -58,8 +58,9 @@ pub fn split_by_partition(
             .iter()
             .map(|v| v.as_ref().map(Literal::to_bytes))
             .collect();
-        let row = u32::try_from(row)
-            .map_err(|_| Error::InvalidArgument("a batch of more than 2^32 rows".into()))?;
+        let row = u32::try_from(row).map_err(|_| {
+            Error::invalid("a batch of more than 2^32 rows", "is too large to split")
+        })?;
         match index.get(&key) {
             Some(&i) => groups[i].1.push(row),
             None => {
@@ -92,10 +93,10 @@ fn source_column(
         return Ok(None);
     }
     let error = |reason: String| {
-        Error::InvalidArgument(format!(
-            "partition field '{}' ({}): {reason}",
-            field.name, field.transform
-        ))
+        Error::invalid(
+            format_args!("partition field '{}' ({})", field.name, field.transform),
+            reason,
+        )
     };
     let ty = schema
         .field_by_id(field.source_id)
@@ -211,10 +212,10 @@ pub(crate) fn literal_at(a: &dyn Array, ty: &PrimitiveType, row: usize) -> Resul
         return Ok(None);
     }
     let mismatch = || {
-        Error::InvalidArgument(format!(
-            "Arrow type {} does not hold {ty} values",
-            a.data_type()
-        ))
+        Error::invalid(
+            format_args!("Arrow type {}", a.data_type()),
+            format_args!("does not hold {ty} values"),
+        )
     };
     let v = match (ty, a.data_type()) {
         (P::Boolean, DataType::Boolean) => Literal::Boolean(a.as_boolean().value(row)),

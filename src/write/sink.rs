@@ -76,12 +76,14 @@ impl IcebergSink {
     ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
         if input_schema.fields().len() != arrow_schema.fields().len() {
-            return Err(Error::InvalidArgument(format!(
-                "INSERT INTO {}: {} columns given, the table has {}",
-                target.name(),
-                input_schema.fields().len(),
-                arrow_schema.fields().len()
-            )));
+            return Err(Error::invalid(
+                format_args!("INSERT INTO {}", target.name()),
+                format_args!(
+                    "{} columns given, the table has {}",
+                    input_schema.fields().len(),
+                    arrow_schema.fields().len()
+                ),
+            ));
         }
         Ok(Self {
             table,
@@ -147,32 +149,39 @@ impl IcebergSink {
     /// metadata of nested fields differ), required columns checked for NULLs.
     fn conform(&self, batch: RecordBatch) -> Result<RecordBatch> {
         let name = self.target.name().to_string();
+        let insert = || format!("INSERT INTO {name}");
         let fields = self.arrow_schema.fields();
         if batch.num_columns() != fields.len() {
-            return Err(Error::InvalidArgument(format!(
-                "INSERT INTO {name}: a batch has {} columns, the table {}",
-                batch.num_columns(),
-                fields.len()
-            )));
+            return Err(Error::invalid(
+                insert(),
+                format_args!(
+                    "a batch has {} columns, the table {}",
+                    batch.num_columns(),
+                    fields.len()
+                ),
+            ));
         }
         let mut columns = Vec::with_capacity(fields.len());
         for (column, field) in batch.columns().iter().zip(fields.iter()) {
             let column = match column.data_type() == field.data_type() {
                 true => Arc::clone(column),
                 false => cast(column, field.data_type()).map_err(|e| {
-                    Error::InvalidArgument(format!(
-                        "INSERT INTO {name}: column {} ({}) cannot be written as {}: {e}",
-                        field.name(),
-                        column.data_type(),
-                        field.data_type()
-                    ))
+                    Error::invalid(
+                        insert(),
+                        format_args!(
+                            "column {} ({}) cannot be written as {}: {e}",
+                            field.name(),
+                            column.data_type(),
+                            field.data_type()
+                        ),
+                    )
                 })?,
             };
             check_required(&column, field, field.name(), None, &name)?;
             columns.push(column);
         }
         RecordBatch::try_new(Arc::clone(&self.arrow_schema), columns)
-            .map_err(|e| Error::InvalidArgument(format!("INSERT INTO {name}: {e}")))
+            .map_err(|e| Error::invalid(insert(), e))
     }
 }
 
@@ -195,10 +204,12 @@ fn check_required(
                 .map_or(0, |both| both.null_count() - l.null_count()),
         };
         if live_nulls > 0 {
-            return Err(Error::InvalidArgument(format!(
-                "INSERT INTO {table}: column {path} is required, but {live_nulls} inserted \
-                 row(s) have NULL there"
-            )));
+            return Err(Error::invalid(
+                format_args!("INSERT INTO {table}"),
+                format_args!(
+                    "column {path} is required, but {live_nulls} inserted row(s) have NULL there"
+                ),
+            ));
         }
     }
     if let (DataType::Struct(children), Some(structs)) = (field.data_type(), array.as_struct_opt())

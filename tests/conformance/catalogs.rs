@@ -317,7 +317,10 @@ async fn names_with_dots_and_unicode_round_trip() {
         let made = a.create_namespace(&dotted, BTreeMap::new()).await;
         match kind {
             Kind::Directory => made.expect("a dotted directory name"),
-            Kind::Sqlite => assert!(matches!(made, Err(Error::InvalidArgument(_))), "{made:?}"),
+            Kind::Sqlite => assert!(
+                matches!(made, Err(Error::InvalidArgument { .. })),
+                "{made:?}"
+            ),
         }
     }
 }

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::{cast, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema, SchemaRef, UInt32Type};
+use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::row::{RowConverter, SortField};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Statistics};
@@ -24,6 +25,7 @@ use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::errors::ParquetError;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
@@ -105,9 +107,10 @@ impl EqualityDeletes {
                     .try_collect()
                     .await?;
                 let bytes: usize = sets.iter().map(KeySet::memory_size).sum();
+                // The pool's own error (resources exhausted), with what needed the memory.
                 reservation.try_grow(bytes).map_err(|e| {
-                    Error::Unsupported(format!(
-                        "the equality delete files of this scan need {bytes} bytes of memory: {e}"
+                    e.context(format!(
+                        "the equality delete files of this scan need {bytes} bytes of memory"
                     ))
                 })?;
                 Ok::<_, Error>(Arc::new(KeySets {
@@ -122,18 +125,22 @@ impl EqualityDeletes {
     /// Reads one equality delete file into its key set.
     async fn read(&self, delete: &DeleteFileTask) -> Result<KeySet> {
         let path = &delete.file.file_path;
-        let corrupt = |e: &dyn fmt::Display| Error::corrupt(path.clone(), e.to_string());
         let ids = delete
             .file
             .equality_ids
             .clone()
             .filter(|ids| !ids.is_empty())
-            .ok_or_else(|| corrupt(&"equality delete file without equality_ids"))?;
+            .ok_or_else(|| Error::corrupt(path, "equality delete file without equality_ids"))?;
         let types: Vec<DataType> = ids
             .iter()
             .map(|id| self.key_types.get(id).cloned())
             .collect::<Option<_>>()
-            .ok_or_else(|| corrupt(&format!("equality field ids {ids:?} are not all columns")))?;
+            .ok_or_else(|| {
+                Error::corrupt(
+                    path,
+                    format!("equality field ids {ids:?} are not all columns"),
+                )
+            })?;
         let limit = self.io.read_limits().delete_file_bytes;
         let bytes = self.io.read_bounded(path, limit).await?;
         catch_decoder(path, || decode_keys(path, bytes, ids, &types))
@@ -142,18 +149,16 @@ impl EqualityDeletes {
 
 /// The key set of an equality delete file's bytes: its `ids` columns, compared as `types`.
 fn decode_keys(path: &str, bytes: Bytes, ids: Vec<i32>, types: &[DataType]) -> Result<KeySet> {
-    let corrupt = |e: &dyn fmt::Display| Error::corrupt(path, e.to_string());
-    let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())
-        .map_err(|e| corrupt(&e))?;
+    let corrupt = |e: ArrowError| Error::corrupt_with(path, e.to_string(), e);
+    let unreadable = |e: ParquetError| Error::corrupt_with(path, e.to_string(), e);
+    let converter =
+        RowConverter::new(types.iter().cloned().map(SortField::new).collect()).map_err(corrupt)?;
     let size = bytes.len() as u64;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
-    check_column_chunks(builder.metadata(), size).map_err(|e| corrupt(&e))?;
-    let columns = key_columns(builder.schema(), &ids, types).map_err(|e| corrupt(&e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(unreadable)?;
+    check_column_chunks(builder.metadata(), size).map_err(unreadable)?;
+    let columns = key_columns(builder.schema(), &ids, types).map_err(|e| e.in_file(path))?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), columns.iter().copied());
-    let reader = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| corrupt(&e))?;
+    let reader = builder.with_projection(mask).build().map_err(unreadable)?;
     // The projected batch keeps the file's column order; put it in `ids` order.
     let mut sorted = columns.clone();
     sorted.sort_unstable();
@@ -163,16 +168,14 @@ fn decode_keys(path: &str, bytes: Bytes, ids: Vec<i32>, types: &[DataType]) -> R
         .collect();
     let mut keys = HashSet::new();
     for batch in reader {
-        let batch = batch.map_err(|e| corrupt(&e))?;
+        let batch = batch.map_err(corrupt)?;
         let arrays: Vec<ArrayRef> = order
             .iter()
             .zip(types)
             .map(|(i, ty)| cast(batch.column(*i), ty))
             .collect::<std::result::Result<_, _>>()
-            .map_err(|e| corrupt(&e))?;
-        let rows = converter
-            .convert_columns(&arrays)
-            .map_err(|e| corrupt(&e))?;
+            .map_err(corrupt)?;
+        let rows = converter.convert_columns(&arrays).map_err(corrupt)?;
         keys.extend(rows.iter().map(|row| Box::<[u8]>::from(row.as_ref())));
     }
     Ok(KeySet {
@@ -182,12 +185,9 @@ fn decode_keys(path: &str, bytes: Bytes, ids: Vec<i32>, types: &[DataType]) -> R
     })
 }
 
-/// The top-level column of each field id in `ids`, checked to hold it as `types` allow.
-fn key_columns(
-    schema: &ArrowSchema,
-    ids: &[i32],
-    types: &[DataType],
-) -> std::result::Result<Vec<usize>, String> {
+/// The top-level column of each field id in `ids`, checked to hold it as `types` allow; the
+/// error is an [`Error::Corrupt`] without a path.
+fn key_columns(schema: &ArrowSchema, ids: &[i32], types: &[DataType]) -> Result<Vec<usize>> {
     ids.iter()
         .zip(types)
         .map(|(id, ty)| {
@@ -199,8 +199,9 @@ fn key_columns(
                         .get(FIELD_ID_KEY)
                         .is_some_and(|v| v.parse::<i32>() == Ok(*id))
                 })
-                .ok_or_else(|| format!("no column with field id {id}"))?;
-            check_delete_column(schema.field(column), ty, *id)?;
+                .ok_or_else(|| Error::corrupt("", format!("no column with field id {id}")))?;
+            check_delete_column(schema.field(column), ty, *id)
+                .map_err(|r| Error::corrupt_with("", r.to_string(), r))?;
             Ok(column)
         })
         .collect()
@@ -475,6 +476,54 @@ mod tests {
         assert!(
             err.contains("eq.parquet") && err.contains("column 'id' (field id 1)"),
             "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn key_sets_beyond_the_memory_pool_are_refused_with_the_pool_error() {
+        use datafusion::execution::memory_pool::GreedyMemoryPool;
+        use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("eq.parquet");
+        std::fs::write(
+            &path,
+            delete_file(Arc::new(Int64Array::from(vec![1, 2, 3]))),
+        )
+        .unwrap();
+        let mut file = super::super::index::tests_support::file(path.display().to_string());
+        file.content = crate::spec::DataContentType::EqualityDeletes;
+        file.equality_ids = Some(vec![1]);
+        let task = Arc::new(DeleteFileTask {
+            file,
+            partition_spec_id: 0,
+            data_sequence_number: 1,
+        });
+        let deletes = || {
+            let types = HashMap::from([(1, DataType::Int64)]);
+            EqualityDeletes::new(FileIO::default(), vec![Arc::clone(&task)], types)
+        };
+        let sets = deletes().sets(&TaskContext::default()).await.unwrap();
+        assert_eq!(sets.sets[0].keys.len(), 3);
+
+        let pool = Arc::new(GreedyMemoryPool::new(16));
+        let runtime = RuntimeEnvBuilder::new()
+            .with_memory_pool(pool)
+            .build_arc()
+            .unwrap();
+        let context = TaskContext::default().with_runtime(runtime);
+        let err = deletes().sets(&context).await.err().unwrap();
+        let Error::DataFusion(e) = &err else {
+            panic!("not the pool's error: {err:?}");
+        };
+        assert!(
+            matches!(e.find_root(), DataFusionError::ResourcesExhausted(_)),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("the equality delete files of this scan need"),
+            "{e}"
         );
     }
 }

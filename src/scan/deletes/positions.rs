@@ -9,10 +9,12 @@ use bytes::Bytes;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema};
+use datafusion::arrow::error::ArrowError;
 use datafusion::parquet::arrow::ProjectionMask;
 use datafusion::parquet::arrow::arrow_reader::{
     ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
 };
+use datafusion::parquet::errors::ParquetError;
 use futures::{StreamExt, TryStreamExt, stream};
 use roaring::RoaringTreemap;
 
@@ -131,29 +133,27 @@ fn decode_position_file(
     bytes: Bytes,
     keys: &HashSet<String>,
 ) -> Result<DeletedPositions> {
-    let corrupt = |e: &dyn std::fmt::Display| Error::corrupt(path, e.to_string());
+    let unreadable = |e: ParquetError| Error::corrupt_with(path, e.to_string(), e);
     let size = bytes.len() as u64;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
-    check_column_chunks(builder.metadata(), size).map_err(|e| corrupt(&e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(unreadable)?;
+    check_column_chunks(builder.metadata(), size).map_err(unreadable)?;
     let schema = Arc::clone(builder.schema());
     let file_path = column(&schema, FILE_PATH_FIELD_ID, "file_path")
-        .ok_or_else(|| corrupt(&"position delete file without a file_path column"))?;
+        .ok_or_else(|| Error::corrupt(path, "position delete file without a file_path column"))?;
     let pos = column(&schema, POS_FIELD_ID, "pos")
-        .ok_or_else(|| corrupt(&"position delete file without a pos column"))?;
+        .ok_or_else(|| Error::corrupt(path, "position delete file without a pos column"))?;
     let expected = [
         (file_path, DataType::Utf8, FILE_PATH_FIELD_ID),
         (pos, DataType::Int64, POS_FIELD_ID),
     ];
     for (index, ty, id) in expected {
-        check_delete_column(schema.field(index), &ty, id).map_err(|r| corrupt(&r))?;
+        check_delete_column(schema.field(index), &ty, id)
+            .map_err(|r| Error::corrupt_with(path, r.to_string(), r))?;
     }
     let mask = ProjectionMask::roots(builder.parquet_schema(), [file_path, pos]);
     // The projection keeps the file's column order, whichever comes first.
     let (path_column, pos_column) = if file_path < pos { (0, 1) } else { (1, 0) };
-    let reader = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| corrupt(&e))?;
+    let reader = builder.with_projection(mask).build().map_err(unreadable)?;
     let mut rows = PositionRows {
         io,
         keys,
@@ -161,9 +161,9 @@ fn decode_position_file(
         last: None,
     };
     for batch in reader {
-        let batch: RecordBatch = batch.map_err(|e| corrupt(&e))?;
+        let batch: RecordBatch = batch.map_err(|e| Error::corrupt_with(path, e.to_string(), e))?;
         rows.add(&batch, path_column, pos_column)
-            .map_err(|e| corrupt(&e))?;
+            .map_err(|e| e.in_file(path))?;
     }
     Ok(rows.deleted)
 }
@@ -179,21 +179,20 @@ struct PositionRows<'a> {
 }
 
 impl PositionRows<'_> {
-    /// Adds the rows of `batch`; the error says what is wrong with them.
-    fn add(
-        &mut self,
-        batch: &RecordBatch,
-        path_column: usize,
-        pos_column: usize,
-    ) -> Result<(), String> {
-        let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(|e| e.to_string())?;
-        let positions =
-            cast(batch.column(pos_column), &DataType::Int64).map_err(|e| e.to_string())?;
+    /// Adds the rows of `batch`; the error is an [`Error::Corrupt`] without a path, saying
+    /// what is wrong with them.
+    fn add(&mut self, batch: &RecordBatch, path_column: usize, pos_column: usize) -> Result<()> {
+        let unreadable = |e: ArrowError| Error::corrupt_with("", e.to_string(), e);
+        let paths = cast(batch.column(path_column), &DataType::Utf8).map_err(unreadable)?;
+        let positions = cast(batch.column(pos_column), &DataType::Int64).map_err(unreadable)?;
         let paths = paths.as_string::<i32>();
         let positions = positions.as_primitive::<Int64Type>();
         for row in 0..batch.num_rows() {
             if paths.is_null(row) || positions.is_null(row) {
-                return Err(format!("null file_path or pos in row {row}"));
+                return Err(Error::corrupt(
+                    "",
+                    format!("null file_path or pos in row {row}"),
+                ));
             }
             let raw = paths.value(row);
             // Rows are sorted by path: resolve each distinct path once.
@@ -205,7 +204,7 @@ impl PositionRows<'_> {
                 continue;
             };
             let position = u64::try_from(positions.value(row))
-                .map_err(|_| format!("negative position in row {row}"))?;
+                .map_err(|_| Error::corrupt("", format!("negative position in row {row}")))?;
             self.deleted
                 .entry(key.clone())
                 .or_default()

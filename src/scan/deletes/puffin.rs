@@ -38,7 +38,8 @@ pub(crate) fn decode_deletion_vector(blob: &[u8], file: &str) -> Result<RoaringT
             "checksum {actual:08x} does not match {expected:08x}"
         )));
     }
-    RoaringTreemap::deserialize_from(&body[4..]).map_err(|e| corrupt(e.to_string()))
+    RoaringTreemap::deserialize_from(&body[4..])
+        .map_err(|e| Error::corrupt_with(file, format!("deletion vector: {e}"), e))
 }
 
 #[cfg(test)]

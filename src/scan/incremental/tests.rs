@@ -59,9 +59,16 @@ fn ids(from: i64, to: SnapshotSelector) -> Vec<i64> {
     range(from, to).unwrap().snapshot_ids
 }
 
+/// The text of the [`Error::InvalidArgument`] of the range, which is about the read of TABLE.
 fn invalid(from: i64, to: SnapshotSelector) -> String {
     match range(from, to) {
-        Err(Error::InvalidArgument(text)) => text,
+        Err(e @ Error::InvalidArgument { .. }) => {
+            let Error::InvalidArgument { what, .. } = &e else {
+                unreachable!()
+            };
+            assert_eq!(what, &format!("incremental read of table {TABLE}"));
+            e.to_string()
+        }
         other => panic!("expected InvalidArgument, got {other:?}"),
     }
 }

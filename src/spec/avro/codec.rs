@@ -7,6 +7,8 @@ use std::io::Read;
 
 use apache_avro::Codec;
 
+use super::error::AvroError;
+
 /// Inflates one block written with `codec` into `out` (cleared first); at most `limit` bytes
 /// are produced. Errors say what is wrong with the block, without a path.
 pub(super) fn inflate(
@@ -14,34 +16,48 @@ pub(super) fn inflate(
     data: &[u8],
     out: &mut Vec<u8>,
     limit: u64,
-) -> Result<(), String> {
+) -> Result<(), AvroError> {
     out.clear();
     #[allow(unreachable_patterns)] // Codecs of features icefloe does not enable.
     match codec {
         Codec::Null => out.extend_from_slice(data),
-        Codec::Deflate(_) => read_within(flate2::bufread::DeflateDecoder::new(data), out, limit)?,
+        Codec::Deflate(_) => read_within(
+            flate2::bufread::DeflateDecoder::new(data),
+            "deflate",
+            out,
+            limit,
+        )?,
         Codec::Snappy => snappy(data, out, limit)?,
         Codec::Zstandard(_) => {
-            let decoder = zstd::stream::read::Decoder::with_buffer(data)
-                .map_err(|e| format!("invalid zstandard block: {e}"))?;
-            read_within(decoder, out, limit)?
+            let decoder = zstd::stream::read::Decoder::with_buffer(data).map_err(|source| {
+                AvroError::Decompress {
+                    codec: "zstandard",
+                    source,
+                }
+            })?;
+            read_within(decoder, "zstandard", out, limit)?
         }
-        other => return Err(format!("unsupported codec {other:?}")),
+        other => return Err(AvroError::UnsupportedCodec(format!("{other:?}"))),
     }
     if out.len() as u64 > limit {
-        return Err(too_large(limit));
+        return Err(AvroError::InflatesPast { limit });
     }
     Ok(())
 }
 
-/// Reads a decompressor to its end into `out`, stopping one byte past `limit`.
-fn read_within(reader: impl Read, out: &mut Vec<u8>, limit: u64) -> Result<(), String> {
+/// Reads a decompressor of `codec` to its end into `out`, stopping one byte past `limit`.
+fn read_within(
+    reader: impl Read,
+    codec: &'static str,
+    out: &mut Vec<u8>,
+    limit: u64,
+) -> Result<(), AvroError> {
     reader
         .take(limit.saturating_add(1))
         .read_to_end(out)
-        .map_err(|e| format!("cannot decompress: {e}"))?;
+        .map_err(|source| AvroError::Decompress { codec, source })?;
     if out.len() as u64 > limit {
-        return Err(too_large(limit));
+        return Err(AvroError::InflatesPast { limit });
     }
     Ok(())
 }
@@ -49,35 +65,26 @@ fn read_within(reader: impl Read, out: &mut Vec<u8>, limit: u64) -> Result<(), S
 /// A snappy block: the compressed bytes, then the big-endian CRC-32 of the inflated bytes.
 /// The inflated length is in the block's preamble, so it is checked before anything is
 /// allocated.
-fn snappy(data: &[u8], out: &mut Vec<u8>, limit: u64) -> Result<(), String> {
+fn snappy(data: &[u8], out: &mut Vec<u8>, limit: u64) -> Result<(), AvroError> {
     let body_len = data
         .len()
         .checked_sub(4)
-        .ok_or_else(|| format!("a snappy block of {} bytes has no checksum", data.len()))?;
+        .ok_or(AvroError::SnappyWithoutChecksum(data.len()))?;
     let (body, crc) = data.split_at(body_len);
-    let len = snap::raw::decompress_len(body).map_err(|e| format!("invalid snappy block: {e}"))?;
+    let len = snap::raw::decompress_len(body).map_err(AvroError::Snappy)?;
     if len as u64 > limit {
-        return Err(too_large(limit));
+        return Err(AvroError::InflatesPast { limit });
     }
     out.resize(len, 0);
     snap::raw::Decoder::new()
         .decompress(body, out)
-        .map_err(|e| format!("invalid snappy block: {e}"))?;
+        .map_err(AvroError::Snappy)?;
     let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
     let actual = crc32fast::hash(out);
     if expected != actual {
-        return Err(format!(
-            "snappy checksum {actual:08x} does not match {expected:08x}"
-        ));
+        return Err(AvroError::SnappyChecksum { actual, expected });
     }
     Ok(())
-}
-
-fn too_large(limit: u64) -> String {
-    format!(
-        "the block inflates past the {limit} bytes left for this file \
-         (ReadLimits::decoded_bytes)"
-    )
 }
 
 #[cfg(test)]
@@ -123,7 +130,10 @@ mod tests {
             assert!(block.len() < 300_000, "{codec:?}: {}", block.len());
             let mut out = Vec::new();
             let err = inflate(codec, &block, &mut out, 1 << 20).unwrap_err();
-            assert!(err.contains("inflates past the 1048576 bytes"), "{err}");
+            assert!(
+                matches!(err, AvroError::InflatesPast { limit: 1_048_576 }),
+                "{err}"
+            );
             assert!(out.len() <= (1 << 20) + 1, "{codec:?} read {}", out.len());
             inflate(codec, &block, &mut out, 4 << 20).unwrap();
         }
@@ -135,9 +145,9 @@ mod tests {
         let last = block.len() - 1;
         block[last] ^= 1;
         let err = inflate(Codec::Snappy, &block, &mut Vec::new(), 1000).unwrap_err();
-        assert!(err.contains("checksum"), "{err}");
+        assert!(matches!(err, AvroError::SnappyChecksum { .. }), "{err}");
         let err = inflate(Codec::Snappy, &[1, 2], &mut Vec::new(), 1000).unwrap_err();
-        assert!(err.contains("no checksum"), "{err}");
+        assert!(matches!(err, AvroError::SnappyWithoutChecksum(2)), "{err}");
     }
 
     #[test]
@@ -163,7 +173,10 @@ mod tests {
             8 << 20,
         )
         .unwrap_err();
-        assert!(err.contains("inflates past"), "{err}");
+        assert!(
+            matches!(err, AvroError::InflatesPast { limit } if limit == 8 << 20),
+            "{err}"
+        );
         assert!(out.len() <= (8 << 20) + 1);
         assert!(started.elapsed().as_secs() < 10);
     }

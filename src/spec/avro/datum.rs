@@ -13,6 +13,8 @@
 
 use apache_avro::schema::{InnerDecimalSchema, Name, NamesRef, Schema, UuidSchema};
 
+use super::error::AvroError;
+
 /// One node of a compiled writer schema.
 #[derive(Debug)]
 pub(crate) enum Node {
@@ -109,7 +111,7 @@ const MAX_ZERO_WIDTH_ITEMS: u64 = 1 << 16;
 
 impl Node {
     /// Compiles a parsed writer schema; `names` resolves its references to named types.
-    pub(crate) fn compile(schema: &Schema, names: &NamesRef<'_>) -> Result<Node, String> {
+    pub(crate) fn compile(schema: &Schema, names: &NamesRef<'_>) -> Result<Node, AvroError> {
         Self::compile_at(schema, names, &mut Vec::new())
     }
 
@@ -117,9 +119,9 @@ impl Node {
         schema: &'s Schema,
         names: &NamesRef<'s>,
         open: &mut Vec<&'s Name>,
-    ) -> Result<Node, String> {
+    ) -> Result<Node, AvroError> {
         if open.len() > MAX_DEPTH {
-            return Err("the Avro schema nests too deeply".into());
+            return Err(AvroError::TooDeep);
         }
         Ok(match schema {
             Schema::Null => Node::Null,
@@ -156,7 +158,7 @@ impl Node {
             ),
             Schema::Record(r) => {
                 if open.contains(&&r.name) {
-                    return Err(format!("the Avro type {} is recursive", r.name));
+                    return Err(AvroError::Recursive(r.name.to_string()));
                 }
                 open.push(&r.name);
                 let fields = r
@@ -169,16 +171,16 @@ impl Node {
                             node: Self::compile_at(&f.schema, names, open)?,
                         })
                     })
-                    .collect::<Result<_, String>>();
+                    .collect::<Result<_, AvroError>>();
                 open.pop();
                 Node::Record(Box::new(RecordNode { fields: fields? }))
             }
             Schema::Ref { name } => {
                 let target = names
                     .get(name)
-                    .ok_or_else(|| format!("the Avro schema names an unknown type {name}"))?;
+                    .ok_or_else(|| AvroError::UnknownType(name.to_string()))?;
                 if open.contains(&name) {
-                    return Err(format!("the Avro type {name} is recursive"));
+                    return Err(AvroError::Recursive(name.to_string()));
                 }
                 Self::compile_at(target, names, open)?
             }
@@ -186,13 +188,13 @@ impl Node {
     }
 
     /// Decodes one value of this type from the front of `input`.
-    pub(crate) fn decode<'a>(&'a self, input: &mut &'a [u8]) -> Result<Datum<'a>, String> {
+    pub(crate) fn decode<'a>(&'a self, input: &mut &'a [u8]) -> Result<Datum<'a>, AvroError> {
         Ok(match self {
             Node::Null => Datum::Null,
             Node::Boolean => match take(input, 1)?[0] {
                 0 => Datum::Boolean(false),
                 1 => Datum::Boolean(true),
-                other => return Err(format!("invalid boolean byte {other}")),
+                other => return Err(AvroError::InvalidBoolean(other)),
             },
             Node::Int => Datum::Int(read_int(input)?),
             Node::Date => Datum::Date(read_int(input)?),
@@ -210,13 +212,13 @@ impl Node {
             Node::Bytes => Datum::Bytes(read_bytes(input)?),
             Node::String => Datum::String(
                 std::str::from_utf8(read_bytes(input)?)
-                    .map_err(|_| "a string is not valid UTF-8".to_string())?,
+                    .map_err(|_| AvroError::NotUtf8("a string"))?,
             ),
             Node::Fixed(size) => Datum::Fixed(take(input, *size)?),
             Node::Enum(symbols) => {
                 let index = read_long(input)?;
                 if usize::try_from(index).map_or(true, |i| i >= *symbols) {
-                    return Err(format!("enum index {index} is out of range"));
+                    return Err(AvroError::EnumIndex(index));
                 }
                 Datum::Enum
             }
@@ -231,7 +233,7 @@ impl Node {
                 let mut out = Vec::new();
                 read_blocks(input, 1, &mut out, |input| {
                     let key = std::str::from_utf8(read_bytes(input)?)
-                        .map_err(|_| "a map key is not valid UTF-8".to_string())?;
+                        .map_err(|_| AvroError::NotUtf8("a map key"))?;
                     Ok((key, values.decode(input)?))
                 })?;
                 Datum::Map(out)
@@ -246,7 +248,7 @@ impl Node {
                 let variant = usize::try_from(index)
                     .ok()
                     .and_then(|i| variants.get(i))
-                    .ok_or_else(|| format!("union branch {index} is out of range"))?;
+                    .ok_or(AvroError::UnionBranch(index))?;
                 variant.decode(input)?
             }
         })
@@ -273,7 +275,7 @@ impl RecordNode {
         &'a self,
         input: &mut &'a [u8],
         out: &mut Vec<Datum<'a>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), AvroError> {
         for field in &self.fields {
             out.push(field.node.decode(input)?);
         }
@@ -288,8 +290,8 @@ fn read_blocks<'a, T>(
     input: &mut &'a [u8],
     item_width: usize,
     out: &mut Vec<T>,
-    mut item: impl FnMut(&mut &'a [u8]) -> Result<T, String>,
-) -> Result<(), String> {
+    mut item: impl FnMut(&mut &'a [u8]) -> Result<T, AvroError>,
+) -> Result<(), AvroError> {
     let mut total: u64 = 0;
     loop {
         let count = read_long(input)?;
@@ -302,13 +304,13 @@ fn read_blocks<'a, T>(
         let count = count.unsigned_abs();
         total = total.saturating_add(count);
         if item_width == 0 && total > MAX_ZERO_WIDTH_ITEMS {
-            return Err(format!("an array of {total} empty items"));
+            return Err(AvroError::TooManyEmptyItems(total));
         }
         if item_width > 0 && count > input.len() as u64 {
-            return Err(format!(
-                "truncated: a block of {count} items with {} bytes left",
-                input.len()
-            ));
+            return Err(AvroError::ItemsPastEnd {
+                count,
+                left: input.len(),
+            });
         }
         // Bounded: by the bytes left, or by the cap on empty items.
         out.reserve(usize::try_from(count).unwrap_or(0));
@@ -319,53 +321,51 @@ fn read_blocks<'a, T>(
 }
 
 /// Avro's zig-zag variable-length long.
-pub(crate) fn read_long(input: &mut &[u8]) -> Result<i64, String> {
+pub(crate) fn read_long(input: &mut &[u8]) -> Result<i64, AvroError> {
     let mut value: u64 = 0;
     for shift in (0..64).step_by(7) {
-        let (&byte, rest) = input
-            .split_first()
-            .ok_or_else(|| "truncated (in a variable-length integer)".to_string())?;
+        let (&byte, rest) = input.split_first().ok_or(AvroError::TruncatedVarint)?;
         *input = rest;
         value |= u64::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
             return Ok(((value >> 1) as i64) ^ -((value & 1) as i64));
         }
     }
-    Err("a variable-length integer is longer than 10 bytes".into())
+    Err(AvroError::VarintTooLong)
 }
 
 /// An Avro `int`: a zig-zag long that fits in 32 bits.
-fn read_int(input: &mut &[u8]) -> Result<i32, String> {
+fn read_int(input: &mut &[u8]) -> Result<i32, AvroError> {
     let v = read_long(input)?;
-    i32::try_from(v).map_err(|_| format!("int value {v} is out of range"))
+    i32::try_from(v).map_err(|_| AvroError::IntOutOfRange(v))
 }
 
 /// A non-negative long used as a length or count.
-pub(crate) fn read_len(input: &mut &[u8]) -> Result<usize, String> {
+pub(crate) fn read_len(input: &mut &[u8]) -> Result<usize, AvroError> {
     let n = read_long(input)?;
-    usize::try_from(n).map_err(|_| format!("negative length {n}"))
+    usize::try_from(n).map_err(|_| AvroError::NegativeLength(n))
 }
 
 /// Length-prefixed bytes.
-fn read_bytes<'a>(input: &mut &'a [u8]) -> Result<&'a [u8], String> {
+fn read_bytes<'a>(input: &mut &'a [u8]) -> Result<&'a [u8], AvroError> {
     let len = read_len(input)?;
     take(input, len)
 }
 
 /// The next `N` bytes as an array.
-fn fixed_array<const N: usize>(input: &mut &[u8]) -> Result<[u8; N], String> {
+fn fixed_array<const N: usize>(input: &mut &[u8]) -> Result<[u8; N], AvroError> {
     let mut out = [0u8; N];
     out.copy_from_slice(take(input, N)?);
     Ok(out)
 }
 
 /// The next `n` bytes.
-pub(crate) fn take<'a>(input: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
+pub(crate) fn take<'a>(input: &mut &'a [u8], n: usize) -> Result<&'a [u8], AvroError> {
     if input.len() < n {
-        return Err(format!(
-            "truncated: {n} bytes expected, {} left",
-            input.len()
-        ));
+        return Err(AvroError::Truncated {
+            needed: n,
+            left: input.len(),
+        });
     }
     let (head, rest) = input.split_at(n);
     *input = rest;

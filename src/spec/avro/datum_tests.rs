@@ -192,11 +192,14 @@ fn hostile_input_is_an_error_not_a_panic_or_a_huge_allocation() {
     huge.push(n as u8);
     huge.extend([2, 4]);
     let err = array.decode(&mut huge.as_slice()).unwrap_err();
-    assert!(err.contains("truncated"), "{err}");
+    assert!(
+        matches!(err, AvroError::ItemsPastEnd { count, left: 2 } if count == 1 << 62),
+        "{err}"
+    );
 
     let nulls = Node::Array(Box::new(Node::Null));
     let err = nulls.decode(&mut huge.as_slice()).unwrap_err();
-    assert!(err.contains("empty items"), "{err}");
+    assert!(matches!(err, AvroError::TooManyEmptyItems(_)), "{err}");
 
     let cases: Vec<(Node, Vec<u8>, &str)> = vec![
         (Node::Boolean, vec![2], "boolean"),
@@ -223,7 +226,7 @@ fn hostile_input_is_an_error_not_a_panic_or_a_huge_allocation() {
         ),
     ];
     for (node, bytes, expected) in cases {
-        let err = node.decode(&mut bytes.as_slice()).unwrap_err();
+        let err = node.decode(&mut bytes.as_slice()).unwrap_err().to_string();
         assert!(err.contains(expected), "{node:?}: {err}");
     }
 }
@@ -237,5 +240,8 @@ fn a_reference_to_an_enclosing_record_is_refused() {
     .unwrap();
     let resolved = ResolvedSchema::try_from(&schema).unwrap();
     let err = Node::compile(&schema, resolved.get_names()).unwrap_err();
-    assert!(err.contains("recursive"), "{err}");
+    assert!(
+        matches!(&err, AvroError::Recursive(name) if name == "node"),
+        "{err}"
+    );
 }

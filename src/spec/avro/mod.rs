@@ -6,10 +6,12 @@
 //!
 //! The container format is read here; records are decoded by [`datum`] against the writer
 //! schema, compiled once per distinct schema text. Decoders here are pure: their errors are
-//! [`Error::Corrupt`] with an empty path.
+//! [`Error::Corrupt`] with an empty path, whose source is the [`AvroError`] saying what is
+//! wrong.
 
 mod codec;
 mod datum;
+mod error;
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -20,6 +22,7 @@ use apache_avro::schema::{ResolvedSchema, Schema};
 
 pub(crate) use self::datum::Datum;
 use self::datum::{Node, RecordNode, read_len, read_long, take};
+pub(crate) use self::error::AvroError;
 use crate::error::{Error, Result};
 
 /// An opened Avro object container file: the header is read, the records are not yet.
@@ -41,25 +44,24 @@ pub(crate) struct AvroFile<'b> {
 impl<'b> AvroFile<'b> {
     /// Reads the header (magic, key-value metadata, writer schema, sync marker).
     pub(crate) fn open(bytes: &'b [u8]) -> Result<Self> {
-        let header_error =
-            |reason: String| Error::corrupt("", format!("invalid Avro header: {reason}"));
+        let header_error = |e: AvroError| e.corrupt("invalid Avro header");
         let rest = bytes
             .strip_prefix(b"Obj\x01")
-            .ok_or_else(|| header_error("not an Avro object container file (bad magic)".into()))?;
+            .ok_or_else(|| header_error(AvroError::BadMagic))?;
         let mut input = rest;
         let mut metadata = read_metadata_map(&mut input).map_err(header_error)?;
         let mut sync = [0u8; 16];
         sync.copy_from_slice(take(&mut input, 16).map_err(header_error)?);
         let schema_json = metadata
             .remove("avro.schema")
-            .ok_or_else(|| header_error("no avro.schema".into()))?;
+            .ok_or_else(|| header_error(AvroError::NoSchema))?;
         let schema = writer_schema(schema_json).map_err(header_error)?;
         let codec = match metadata.remove("avro.codec") {
             None => Codec::Null,
             Some(name) => {
                 let name = String::from_utf8_lossy(&name).into_owned();
                 Codec::from_str(&name)
-                    .map_err(|_| header_error(format!("unsupported codec '{name}'")))?
+                    .map_err(|_| header_error(AvroError::UnsupportedCodec(name)))?
             }
         };
         metadata.retain(|key, _| !key.starts_with("avro."));
@@ -104,9 +106,8 @@ impl<'b> AvroFile<'b> {
         let mut inflated = Vec::new();
         while !input.is_empty() {
             let first = out.len();
-            let block_error = |reason: String| {
-                Error::corrupt("", format!("Avro block after record {first}: {reason}"))
-            };
+            let block_error =
+                |e: AvroError| e.corrupt(format_args!("Avro block after record {first}"));
             let (count, data) = self.next_block(&mut input).map_err(block_error)?;
             // The records are counted first: a block claiming millions is refused unread.
             let records = count_within(count, record_size, &mut budget).map_err(block_error)?;
@@ -119,12 +120,12 @@ impl<'b> AvroFile<'b> {
 
     /// The record count and the (still compressed) bytes of the next block; checks the sync
     /// marker that ends it.
-    fn next_block<'i>(&self, input: &mut &'i [u8]) -> std::result::Result<(u64, &'i [u8]), String> {
+    fn next_block<'i>(&self, input: &mut &'i [u8]) -> Result<(u64, &'i [u8]), AvroError> {
         let count = read_len(input)? as u64;
         let size = read_len(input)?;
         let data = take(input, size)?;
         if take(input, 16)? != self.sync {
-            return Err("sync marker does not match the header's".into());
+            return Err(AvroError::SyncMismatch);
         }
         Ok((count, data))
     }
@@ -145,11 +146,8 @@ impl<'b> AvroFile<'b> {
         let mut fields = Vec::new();
         for _ in 0..count {
             let index = out.len();
-            let decode_error = |reason: String| {
-                Error::corrupt(
-                    "",
-                    format!("cannot decode Avro record {index} ({what}): {reason}"),
-                )
+            let decode_error = |e: AvroError| {
+                e.corrupt(format_args!("cannot decode Avro record {index} ({what})"))
             };
             let value;
             let record = match schema {
@@ -167,7 +165,7 @@ impl<'b> AvroFile<'b> {
             out.push(
                 record
                     .and_then(&mut *convert)
-                    .map_err(|e| at_record(e, index))?,
+                    .map_err(|e| e.within(format_args!("record {index}")))?,
             );
         }
         Ok(())
@@ -178,34 +176,30 @@ impl<'b> AvroFile<'b> {
 pub(crate) const DEFAULT_MAX_DECODED_BYTES: u64 = 1 << 30;
 
 /// Takes the memory of `count` decoded records of `record_size` bytes from `budget`.
-fn count_within(
-    count: u64,
-    record_size: u64,
-    budget: &mut u64,
-) -> std::result::Result<u64, String> {
+fn count_within(count: u64, record_size: u64, budget: &mut u64) -> Result<u64, AvroError> {
     match count.checked_mul(record_size) {
         Some(bytes) if bytes <= *budget => {
             *budget -= bytes;
             Ok(count)
         }
-        _ => Err(format!(
-            "{count} records of {record_size} bytes each do not fit in the {budget} bytes \
-             left for this file (ReadLimits::decoded_bytes)"
-        )),
+        _ => Err(AvroError::TooManyRecords {
+            count,
+            record_size,
+            budget: *budget,
+        }),
     }
 }
 
 /// The compiled writer schema for this schema text, from the process-wide cache when seen
 /// before. The cache holds at most [`SCHEMA_CACHE_ENTRIES`] schemas (a few KB each).
-fn writer_schema(json: Vec<u8>) -> std::result::Result<Arc<Node>, String> {
+fn writer_schema(json: Vec<u8>) -> Result<Arc<Node>, AvroError> {
     static SCHEMAS: LazyLock<Mutex<HashMap<Vec<u8>, Arc<Node>>>> = LazyLock::new(Default::default);
     if let Some(schema) = SCHEMAS.lock().unwrap_or_else(|e| e.into_inner()).get(&json) {
         return Ok(Arc::clone(schema));
     }
-    let text = std::str::from_utf8(&json).map_err(|_| "avro.schema is not UTF-8".to_string())?;
-    let parsed = Schema::parse_str(text).map_err(|e| format!("invalid avro.schema: {e}"))?;
-    let resolved =
-        ResolvedSchema::try_from(&parsed).map_err(|e| format!("invalid avro.schema: {e}"))?;
+    let text = std::str::from_utf8(&json).map_err(|_| AvroError::NotUtf8("avro.schema"))?;
+    let parsed = Schema::parse_str(text).map_err(AvroError::InvalidSchema)?;
+    let resolved = ResolvedSchema::try_from(&parsed).map_err(AvroError::InvalidSchema)?;
     let schema = Arc::new(Node::compile(&parsed, resolved.get_names())?);
     let mut cache = SCHEMAS.lock().unwrap_or_else(|e| e.into_inner());
     if cache.len() >= SCHEMA_CACHE_ENTRIES {
@@ -220,7 +214,7 @@ const SCHEMA_CACHE_ENTRIES: usize = 256;
 
 /// The header's metadata map (Avro `map<bytes>`: blocks of entries, a zero count last; a
 /// negative count is followed by the block's size in bytes).
-fn read_metadata_map(input: &mut &[u8]) -> std::result::Result<HashMap<String, Vec<u8>>, String> {
+fn read_metadata_map(input: &mut &[u8]) -> Result<HashMap<String, Vec<u8>>, AvroError> {
     let mut map = HashMap::new();
     loop {
         let count = read_long(input)?;
@@ -233,26 +227,10 @@ fn read_metadata_map(input: &mut &[u8]) -> std::result::Result<HashMap<String, V
         for _ in 0..count.unsigned_abs() {
             let key_len = read_len(input)?;
             let key = String::from_utf8(take(input, key_len)?.to_vec())
-                .map_err(|_| "a metadata key is not UTF-8".to_string())?;
+                .map_err(|_| AvroError::NotUtf8("a metadata key"))?;
             let value_len = read_len(input)?;
             map.insert(key, take(input, value_len)?.to_vec());
         }
-    }
-}
-
-/// Prefixes a conversion error with the index of the record it is about.
-fn at_record(err: Error, index: usize) -> Error {
-    match err {
-        Error::Corrupt {
-            path,
-            reason,
-            source,
-        } => Error::Corrupt {
-            path,
-            reason: format!("record {index}: {reason}"),
-            source,
-        },
-        other => other,
     }
 }
 

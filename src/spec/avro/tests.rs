@@ -87,10 +87,25 @@ fn every_truncation_and_a_wrong_sync_marker_are_corrupt_not_panics() {
     let mut flipped = bytes.clone();
     let last = flipped.len() - 1;
     flipped[last] ^= 0xff;
-    let err = read(&flipped).unwrap_err().to_string();
-    assert!(err.contains("sync marker"), "{err}");
-    let err = read(b"Obj\x02rest").unwrap_err().to_string();
-    assert!(err.contains("bad magic"), "{err}");
+    let err = read(&flipped).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "corrupt: Avro block after record 8: sync marker does not match the header's"
+    );
+    assert!(
+        matches!(avro_error(&err), Some(AvroError::SyncMismatch)),
+        "{err:?}"
+    );
+    let err = read(b"Obj\x02rest").unwrap_err();
+    assert!(
+        matches!(avro_error(&err), Some(AvroError::BadMagic)),
+        "{err:?}"
+    );
+}
+
+/// The [`AvroError`] a decoding error carries as its source.
+fn avro_error(err: &Error) -> Option<&AvroError> {
+    std::error::Error::source(err)?.downcast_ref()
 }
 
 #[test]

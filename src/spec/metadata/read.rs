@@ -128,20 +128,13 @@ fn format_version(o: &Object) -> Result<FormatVersion> {
 fn list<T>(o: &Object, key: &str, parse: impl Fn(&JsonValue) -> Result<T>) -> Result<Vec<T>> {
     j::opt_array(o, key, WHAT)?
         .iter()
-        .map(|v| {
-            parse(v).map_err(|e| match e {
-                Error::Corrupt { reason, .. } => Error::corrupt("", format!("'{key}': {reason}")),
-                other => other,
-            })
-        })
+        .map(|v| parse(v).map_err(|e| e.within(format_args!("'{key}'"))))
         .collect()
 }
 
 /// `schemas` + `current-schema-id`, or v1's lone `schema` (its id, 0 when absent, is current).
 fn schemas(o: &Object, v1: bool) -> Result<(Vec<Schema>, i32)> {
-    let parse_schema = |v: &JsonValue| {
-        Schema::from_json(v).map_err(|e| Error::corrupt("", format!("invalid schema: {e}")))
-    };
+    let parse_schema = |v: &JsonValue| Schema::from_json(v).map_err(|e| e.within("invalid schema"));
     if o.get("schemas").is_some_and(|v| !v.is_null()) {
         let schemas = list(o, "schemas", parse_schema)?;
         return Ok((schemas, j::req_i32(o, "current-schema-id", WHAT)?));
@@ -218,12 +211,8 @@ fn refs(
     let mut refs = BTreeMap::new();
     if let Some(v) = o.get("refs").filter(|v| !v.is_null()) {
         for (name, r) in j::object(v, "table metadata 'refs'")? {
-            let r = SnapshotReference::from_json(r).map_err(|e| match e {
-                Error::Corrupt { reason, .. } => {
-                    Error::corrupt("", format!("ref '{name}': {reason}"))
-                }
-                other => other,
-            })?;
+            let r = SnapshotReference::from_json(r)
+                .map_err(|e| e.within(format_args!("ref '{name}'")))?;
             refs.insert(name.clone(), r);
         }
     }

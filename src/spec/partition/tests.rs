@@ -45,7 +45,7 @@ fn transform_strings_round_trip() {
     }
     for bad in ["bucket[0]", "truncate[0]", "bucket[99999999999]"] {
         assert!(
-            matches!(Transform::parse(bad), Err(Error::InvalidArgument(_))),
+            matches!(Transform::parse(bad), Err(Error::InvalidArgument { .. })),
             "{bad}"
         );
     }
@@ -235,7 +235,7 @@ fn transforms_reject_source_types_the_spec_does_not_allow() {
     ];
     for (t, source) in rejected {
         assert!(
-            matches!(t.result_type(&source), Err(Error::InvalidArgument(_))),
+            matches!(t.result_type(&source), Err(Error::InvalidArgument { .. })),
             "{t} of {source}"
         );
         assert!(t.apply(&source, None).is_err(), "{t} of {source}");

@@ -33,14 +33,18 @@ pub(super) fn apply(t: &Transform, v: &Literal) -> Result<Option<Literal>> {
 fn to_i32(t: &Transform, v: &Literal, result: Option<i64>) -> Result<i32> {
     let result = result.ok_or_else(|| mismatch(t, v))?;
     i32::try_from(result).map_err(|_| {
-        Error::InvalidArgument(format!("{t} of {v:?} is {result}, outside the int range"))
+        Error::invalid(
+            format_args!("value {v:?}"),
+            format_args!("{t} gives {result}, outside the int range"),
+        )
     })
 }
 
 fn mismatch(t: &Transform, v: &Literal) -> Error {
-    Error::InvalidArgument(format!(
-        "transform {t} cannot be applied to the value {v:?}"
-    ))
+    Error::invalid(
+        format_args!("value {v:?}"),
+        format_args!("transform {t} does not apply to it"),
+    )
 }
 
 /// The spec's hash: murmur3 x86 32-bit, seed 0, over the value's hash bytes.
@@ -70,7 +74,7 @@ pub(super) fn hash(v: &Literal) -> Option<i32> {
 fn bucket(v: &Literal, n: u32) -> Result<i32> {
     let t = Transform::Bucket(n);
     if n == 0 {
-        return Err(Error::InvalidArgument("bucket[0] has no buckets".into()));
+        return Err(Error::invalid("transform bucket[0]", "has no buckets"));
     }
     let h = hash(v).ok_or_else(|| mismatch(&t, v))?;
     let b = i64::from(h & i32::MAX) % i64::from(n);
@@ -80,7 +84,7 @@ fn bucket(v: &Literal, n: u32) -> Result<i32> {
 
 fn truncate(v: &Literal, w: u32) -> Result<Literal> {
     if w == 0 {
-        return Err(Error::InvalidArgument("truncate[0] has no width".into()));
+        return Err(Error::invalid("transform truncate[0]", "has no width"));
     }
     let width = usize::try_from(w).unwrap_or(usize::MAX);
     Ok(match v {

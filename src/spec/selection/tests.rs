@@ -236,7 +236,10 @@ fn parses_timestamps() {
 fn rejects_what_is_not_a_timestamp() {
     for text in ["", "yesterday", "2023-13-01", "2023-11-14T25:00:00", "12.5"] {
         let err = parse_timestamp_ms(text).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{text}: {err}");
+        assert!(
+            matches!(&err, Error::InvalidArgument { what, .. } if *what == format!("'{text}'")),
+            "{text}: {err}"
+        );
         assert!(err.to_string().contains(&format!("'{text}'")), "{err}");
     }
 }

@@ -61,11 +61,11 @@ async fn bad_options_are_named() {
         (", 'ref' 'main', 'snapshot-id' '1'", "at most one of"),
         (
             ", 'as-of-timestamp' 'yesterday'",
-            "as-of-timestamp: 'yesterday' is not a timestamp",
+            "as-of-timestamp: 'yesterday': is not a timestamp",
         ),
         (
             ", 'snapshot-id' 'x'",
-            "snapshot-id 'x' is not a snapshot id",
+            "snapshot-id 'x': is not a snapshot id",
         ),
         (", 'ref' 'nope'", "ref 'nope'"),
         (
