@@ -64,17 +64,8 @@ impl std::fmt::Debug for Progress {
     }
 }
 
-/// Progress callbacks do not make options differ.
-impl PartialEq for Progress {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for Progress {}
-
 /// What [`SnapshotManager::expire_snapshots`] expires beyond the retention policy, and how.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct ExpireSnapshots {
     /// Snapshots older than this (epoch ms) may expire: the max-snapshot-age of every branch
     /// without its own setting (Java's `expireOlderThan`).

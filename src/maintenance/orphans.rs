@@ -51,7 +51,7 @@ const DELETE_CONCURRENCY: usize = 16;
 /// let deleted = OrphanFiles::new().with_older_than_ms(1_700_000_000_000);
 /// assert!(listed.dry_run && !deleted.dry_run);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct OrphanFiles {
     /// Only files last modified before this instant (epoch milliseconds) are orphans.
     pub older_than_ms: i64,
