@@ -82,7 +82,7 @@ fn commit(c: &mut Criterion) {
         let batch = one_row(&table);
         // Once outside the timing: the commit reuses every manifest and adds one.
         rt.block_on(async {
-            let target = WriteTarget::directory(&io, &location).expect("target");
+            let target = WriteTarget::directory(&io, location).expect("target");
             let next = append_batches(&target, std::slice::from_ref(&batch), "main")
                 .await
                 .expect("commit");

@@ -81,7 +81,7 @@ impl IcefloeDb {
         if let Some((dir, prefix)) = &directives.catalog {
             let dir = dir.canonicalize()?;
             let relocation = icefloe::Relocation::new().with_rule(prefix, dir.to_string_lossy());
-            icefloe::catalog::register_catalog_as_default(&ctx, dir.join("catalog.db"), relocation)
+            icefloe::session::register_catalog_as_default(&ctx, dir.join("catalog.db"), relocation)
                 .await?;
         }
         let mut scratch = None;
@@ -89,7 +89,7 @@ impl IcefloeDb {
             let dir = tempfile::tempdir()?;
             let db = dir.path().join("catalog.db");
             icefloe::catalog::SqliteCatalog::create(&db, "default", icefloe::FileIO::default())?;
-            icefloe::catalog::register_catalog_as_default(&ctx, &db, Default::default()).await?;
+            icefloe::session::register_catalog_as_default(&ctx, &db, Default::default()).await?;
             scratch = Some(dir);
         }
         icefloe::sql::register(&ctx);

@@ -46,12 +46,12 @@ pub fn check<T>(parser: &str, result: Result<T>) -> Option<T> {
     }
 }
 
-/// A version hint ([`crate::catalog::file::parse_version_hint`]): a hint or a typed error.
+/// A version hint ([`crate::table::locate::parse_version_hint`]): a hint or a typed error.
 /// Whether the input was a hint.
 pub fn version_hint(bytes: &[u8]) -> bool {
     check(
         "version hint",
-        crate::catalog::file::parse_version_hint(bytes),
+        crate::table::locate::parse_version_hint(bytes),
     )
     .flatten()
     .is_some()

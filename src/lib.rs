@@ -52,6 +52,7 @@ pub mod manage;
 pub mod metadata_tables;
 mod provider;
 pub mod scan;
+pub mod session;
 pub mod spec;
 pub mod sql;
 mod table;

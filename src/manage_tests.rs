@@ -46,7 +46,7 @@ async fn append(location: &str, id: i64, branch: &str) -> Table {
     let table = Table::load(io.clone(), location).await.unwrap();
     let schema = Arc::new(schema_to_arrow(table.metadata().current_schema()).unwrap());
     let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![id]))]).unwrap();
-    let target = WriteTarget::directory(&io, &location).unwrap();
+    let target = WriteTarget::directory(&io, location).unwrap();
     append_batches(&target, &[batch], branch).await.unwrap()
 }
 

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::io::FileIO;
 use crate::spec::{TableRequirement, TableUpdate};
 use crate::table::Table;
-use crate::write::TableCreation;
+use crate::table::TableCreation;
 
 /// A catalog of Iceberg tables: namespaces, the tables in them, and the atomic commit of a
 /// table change.

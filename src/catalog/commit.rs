@@ -160,10 +160,4 @@ pub(crate) async fn delete_dropped_metadata_files(
     }
 }
 
-/// The current time in epoch milliseconds (0 before 1970).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
+pub(crate) use crate::io::now_ms;

@@ -24,13 +24,15 @@ use super::commit::{
     check_requirements, claim, created_metadata, creates, delete_dropped_metadata_files,
     metadata_bytes, next_metadata,
 };
-use super::file::{VERSION_HINTS, is_metadata_file, metadata_file_version, write_version_hint};
 use super::{Catalog, Namespace, TableIdent};
 use crate::error::{Error, Result};
 use crate::io::{FileIO, GC_ENABLED, TableScope, gc_enabled, normalize_location};
 use crate::spec::{TableMetadata, TableRequirement, TableUpdate};
 use crate::table::Table;
-use crate::write::TableCreation;
+use crate::table::TableCreation;
+use crate::table::locate::{
+    VERSION_HINTS, is_metadata_file, metadata_file_version, write_version_hint,
+};
 
 /// Tables as directories under a root (see the module docs).
 #[derive(Debug, Clone)]
@@ -400,7 +402,7 @@ impl Catalog for DirectoryCatalog {
         let metadata = table.metadata();
         let scope = TableScope::new(table.io(), &metadata.location)?;
         let purged = match purge && gc_enabled(metadata.property(GC_ENABLED)) {
-            true => crate::write::reachable_files(&table).await?,
+            true => crate::table::reachable_files(&table).await?,
             false => Default::default(),
         };
         // The pointer goes first (every metadata file and hint), so that a failure later leaves
@@ -472,6 +474,31 @@ impl Catalog for DirectoryCatalog {
             path,
             std::sync::Arc::new(next),
         ))
+    }
+}
+
+impl TableCreation {
+    /// Creates the table as a table directory at `location` (the [`DirectoryCatalog`] rooted at
+    /// its parent creates `<location>/metadata/v1.metadata.json` with create-if-absent, then
+    /// `version-hint.text`).
+    ///
+    /// Errors: [`Error::AlreadyExists`] naming the location when a table already exists
+    /// there (any metadata file found, or `v1.metadata.json` taken by a concurrent creator);
+    /// nothing is overwritten. The errors of [`Self::metadata`] otherwise.
+    ///
+    /// The location is recorded normalised ([`crate::io::normalize_location`]): a relative
+    /// local path is made absolute (against the working directory), `.` and `..` resolved.
+    pub async fn create_at(&self, io: &FileIO, location: &str) -> Result<Table> {
+        let location = crate::io::normalize_location(location)?;
+        let location = location.trim_end_matches('/');
+        if location.ends_with(".metadata.json") {
+            return Err(Error::invalid(
+                format_args!("location {location}"),
+                "cannot hold a new table: a table location is a directory",
+            ));
+        }
+        let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), location)?;
+        catalog.create_table(&ident, self).await
     }
 }
 

@@ -10,23 +10,19 @@
 //!   "Hadoop" tables); the pointer is the newest `vN.metadata.json`, claimed by
 //!   create-if-absent ([`file`](mod@file) holds the one rule that finds it).
 //!
-//! [`datafusion`](mod@self::datafusion) exposes a catalog to DataFusion (`CatalogProvider`).
+//! [`crate::session`] exposes a catalog to DataFusion (`CatalogProvider`).
 
 mod api;
 mod commit;
-pub mod datafusion;
 pub mod directory;
-pub mod file;
 mod ident;
 pub mod sqlite;
 
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use self::datafusion::{
-    IcebergCatalogProvider, IcebergCatalogs, IcebergSchemaProvider, register_catalog,
-    register_catalog_as_default,
-};
+/// Locating the current metadata of a table directory (moved to [`crate::table::locate`]).
+pub use crate::table::locate as file;
 pub use api::Catalog;
 pub(crate) use commit::now_ms;
 pub use directory::DirectoryCatalog;

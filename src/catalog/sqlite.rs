@@ -40,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::io::{FileIO, GC_ENABLED, TableScope, gc_enabled};
 use crate::spec::{TableRequirement, TableUpdate};
 use crate::table::Table;
-use crate::write::TableCreation;
+use crate::table::TableCreation;
 
 /// The tables PyIceberg's `SqlCatalog` creates (SQLAlchemy's DDL for its two mapped classes,
 /// also Java `JdbcCatalog`'s V1 schema).
@@ -512,7 +512,7 @@ impl SqliteCatalog {
 
     /// Drops `namespace.table` from the catalog and returns the metadata file it pointed at.
     /// With `purge`, also deletes every file the table's metadata reaches (found from the
-    /// metadata, never by listing: see [`crate::write::reachable_files`]) that lies under the
+    /// metadata, never by listing: see [`crate::table::reachable_files`]) that lies under the
     /// table location ([`TableScope`]); files elsewhere are kept, and none is deleted when the
     /// table's `gc.enabled` is `false`. The files are found before the catalog row goes (a
     /// manifest that cannot be read fails the drop, which then changes nothing) and deleted
@@ -555,7 +555,7 @@ impl SqliteCatalog {
             return Ok(None);
         }
         let scope = TableScope::new(loaded.io(), &metadata.location)?;
-        let files = crate::write::reachable_files(&loaded).await?;
+        let files = crate::table::reachable_files(&loaded).await?;
         Ok(Some((scope, files.into_iter().collect())))
     }
 

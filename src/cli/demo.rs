@@ -16,9 +16,10 @@ use super::session::SqlSession;
 use super::tree::{TreeOptions, render_tree};
 use super::tree_load::load_tree;
 use super::{CliError, CliResult};
-use crate::catalog::{SqliteCatalog, register_catalog_as_default};
+use crate::catalog::SqliteCatalog;
 use crate::io::{FileIO, Relocation};
 use crate::scan::plan_metric;
+use crate::session::register_catalog_as_default;
 use crate::spec::{NestedField, PrimitiveType, Schema};
 use crate::write::TableCreation;
 

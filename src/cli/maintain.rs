@@ -14,13 +14,13 @@ use super::args::{
 use super::{CliError, CliResult};
 use crate::Table;
 use crate::catalog::SqliteCatalog;
-use crate::catalog::file::{Access, current_version, is_metadata_file, table_dir_of};
 use crate::io::FileIO;
 use crate::maintenance::{
     OrphanFiles, check_table, remove_orphan_files, rewrite_manifests_with_progress,
 };
 use crate::manage::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::spec::selection::parse_timestamp_ms;
+use crate::table::locate::{Access, current_version, is_metadata_file, table_dir_of};
 use crate::write::WriteTarget;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 

@@ -14,7 +14,7 @@ use super::args::{OutputFormat, SqlArgs, relocation_of};
 use super::print::print_batches;
 use super::split::split_statements;
 use super::{CliResult, shell};
-use crate::catalog::register_catalog_as_default;
+use crate::session::register_catalog_as_default;
 use crate::{IcebergTableProvider, TableOptions};
 
 /// A DataFusion session with `information_schema` enabled and the catalog and tables of the

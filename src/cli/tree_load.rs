@@ -14,10 +14,10 @@ use super::args::{TreeArgs, relocation_of};
 use super::tree::{ManifestTree, SnapshotTree, TableTree, TreeOptions, render_tree};
 use super::{CliError, CliResult};
 use crate::catalog::SqliteCatalog;
-use crate::catalog::file::{Access, current_version, is_metadata_file};
 use crate::io::FileIO;
 use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
+use crate::table::locate::{Access, current_version, is_metadata_file};
 use crate::{Error, Table};
 
 type Entries = Result<Arc<Vec<ManifestEntry>>, Arc<Error>>;

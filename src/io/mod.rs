@@ -393,6 +393,28 @@ impl FileIO {
     }
 }
 
+/// A data file's identity: its resolved store and path (the location itself when no store
+/// resolves it: such a file is never read, and a delete naming it applies to nothing).
+pub(crate) fn location_key(io: &FileIO, location: &str) -> String {
+    match io.resolve(location) {
+        Ok(resolved) => resolved_key(&resolved),
+        Err(_) => location.to_string(),
+    }
+}
+
+/// [`location_key`] of an already resolved location.
+pub(crate) fn resolved_key(resolved: &ResolvedLocation) -> String {
+    format!("{}{}", resolved.store_url.as_str(), resolved.path)
+}
+
+/// The current time in epoch milliseconds (0 before 1970).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 /// The directories directly in a local directory, by name, sorted (none when it is missing).
 fn local_subdirs(dir: &std::path::Path, shown: &str) -> Result<Vec<String>> {
     let io_error = |e: std::io::Error| Error::Io {

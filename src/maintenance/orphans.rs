@@ -27,13 +27,13 @@ use std::collections::BTreeSet;
 use futures::{StreamExt, TryStreamExt, stream};
 use object_store::path::Path as ObjectPath;
 
-use super::reachable::reachable_files;
-use crate::catalog::file::{VERSION_HINTS, metadata_file_version};
 use crate::catalog::now_ms;
 use crate::error::{Error, Result};
 use crate::io::{GC_ENABLED, ListedFile, ResolvedLocation, gc_enabled};
 use crate::scan::deletes::index::resolved_key;
 use crate::table::Table;
+use crate::table::locate::{VERSION_HINTS, metadata_file_version};
+use crate::table::reachable_files;
 
 /// Java's default age of an orphan: files modified in the last three days are kept.
 pub const DEFAULT_ORPHAN_AGE_MS: i64 = 3 * 24 * 60 * 60 * 1000;

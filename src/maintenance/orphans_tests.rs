@@ -37,7 +37,7 @@ async fn table(location: &str, commits: &[&[i64]]) -> Table {
         .await
         .unwrap();
     for ids in commits {
-        let target = WriteTarget::directory(&io, &location).unwrap();
+        let target = WriteTarget::directory(&io, location).unwrap();
         table = append_batches(&target, &[batch(&table, ids)], "main")
             .await
             .unwrap();

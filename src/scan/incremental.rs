@@ -13,7 +13,6 @@ mod tests;
 
 use futures::{StreamExt, TryStreamExt, stream};
 
-use super::manifests::{read_manifest, read_manifest_list};
 use super::plan::{FileScanTask, MANIFEST_CONCURRENCY};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
@@ -22,6 +21,7 @@ use crate::spec::{
     DataContentType, ManifestContent, ManifestFile, ManifestStatus, Snapshot, SnapshotSelector,
     TableMetadata,
 };
+use crate::table::{read_manifest, read_manifest_list};
 
 /// The snapshots an incremental read covers: those after `from_exclusive` up to and including
 /// `to`, on `to`'s parent chain, all of them appends.

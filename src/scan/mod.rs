@@ -3,22 +3,21 @@
 //! plan the files a range of append snapshots added.
 
 mod adapter;
-pub mod cache;
+pub use crate::table::cache;
 pub(crate) mod count;
 pub(crate) mod deletes;
 pub(crate) mod exec;
 pub(crate) mod file_types;
 pub(crate) mod guard;
 mod incremental;
-mod manifests;
 pub(crate) mod plan;
 mod prune;
 pub(crate) mod reader;
 
+pub(crate) use crate::table::read_manifests;
+pub use crate::table::{partition_type, read_manifest, read_manifest_list};
 pub use cache::{CacheStats, ManifestCache};
 pub use deletes::DeleteFileTask;
 pub use exec::plan_metric;
 pub use incremental::{IncrementalRange, plan_incremental_files};
-pub(crate) use manifests::read_manifests;
-pub use manifests::{partition_type, read_manifest, read_manifest_list};
 pub use plan::{FileScanTask, PlanStats, ScanPlan, plan_files};

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use super::deletes::{DeleteFileTask, DeleteIndex};
-use super::manifests::{read_manifest_list, read_manifests};
 pub(crate) use super::prune::Pruner;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
@@ -12,9 +11,9 @@ use crate::spec::{
     DataContentType, DataFile, Manifest, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
     TableMetadata,
 };
+use crate::table::{read_manifest_list, read_manifests};
 
-/// How many manifests are fetched and decoded at once from a remote store.
-pub(super) const MANIFEST_CONCURRENCY: usize = 16;
+pub(super) use crate::table::MANIFEST_CONCURRENCY;
 
 /// How many manifests planning reads before turning them into tasks and dropping them.
 const MANIFEST_GROUP: usize = 512;

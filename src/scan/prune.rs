@@ -6,11 +6,11 @@
 
 use std::collections::HashMap;
 
-use super::manifests::partition_type;
 use crate::expr::Predicate;
 use crate::expr::eval::{manifest, metrics, partition};
 use crate::expr::project::project_inclusive;
 use crate::spec::{DataFile, ManifestFile, PartitionSpec, Schema, StructType, TableMetadata};
+use crate::table::partition_type;
 
 /// The filter of one scan, ready to test metadata against.
 #[derive(Debug)]

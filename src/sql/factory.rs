@@ -43,13 +43,13 @@ use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::logical_expr::CreateExternalTable;
 
-use crate::catalog::file::locate_metadata;
 use crate::error::{Error, Result};
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
 use crate::spec::selection::parse_timestamp_ms;
 use crate::spec::{SnapshotSelector, Transform};
 use crate::table::Table;
+use crate::table::locate::locate_metadata;
 use crate::write::{TableCreation, WriteTarget};
 
 /// The options icefloe reads itself; every other option of a created table is a property.

@@ -34,10 +34,10 @@ use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::logical_expr::Expr;
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-use super::refs::selector_for_name;
 use crate::io::{FileIO, Relocation};
 use crate::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
 use crate::provider::IcebergTableProvider;
+use crate::session::refs::selector_for_name;
 use crate::spec::{SnapshotSelector, TableMetadata};
 use crate::table::Table;
 

@@ -119,7 +119,7 @@ async fn catalog_tables_serve_metadata_tables() {
     std::fs::copy(format!("{}/catalog.db", warehouse()), &db).unwrap();
     let ctx = datafusion::prelude::SessionContext::new();
     crate::sql::register(&ctx);
-    crate::catalog::register_catalog_as_default(&ctx, &db, relocation())
+    crate::session::register_catalog_as_default(&ctx, &db, relocation())
         .await
         .unwrap();
     let cases = [

@@ -47,7 +47,6 @@ mod dialect;
 mod factory;
 mod functions;
 mod procedures;
-pub(crate) mod refs;
 mod time_travel;
 
 #[cfg(test)]
@@ -71,7 +70,8 @@ use datafusion::sql::sqlparser::ast::{
     Statement as SqlStatement, Value,
 };
 
-use crate::catalog::{IcebergCatalogs, SqliteCatalog};
+use crate::catalog::SqliteCatalog;
+use crate::session::IcebergCatalogs;
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
 use crate::write::{TableCreation, WriteTarget, append_batches};
@@ -82,7 +82,7 @@ pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, Iceberg
 pub use procedures::{IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRollbackFunction};
 pub use time_travel::TimeTravelPlanner;
 
-use refs::RefsCatalog;
+use crate::session::refs::RefsCatalog;
 
 /// Registers icefloe's SQL extensions with a session:
 ///
@@ -179,8 +179,8 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
 /// synchronous `SchemaProvider::register_table`, where neither a partition spec nor async file
 /// writes fit. So [`sql`], which parses every statement itself already, recognises these
 /// statements when they name a namespace of a catalog registered with
-/// [`crate::catalog::register_catalog`] or [`crate::catalog::register_catalog_as_default`]
-/// (found through [`crate::catalog::IcebergCatalogs`]) and runs them against the catalog:
+/// [`crate::session::register_catalog`] or [`crate::session::register_catalog_as_default`]
+/// (found through [`crate::session::IcebergCatalogs`]) and runs them against the catalog:
 ///
 /// - `CREATE TABLE [IF NOT EXISTS] ns.t (cols) [PARTITION BY (terms)] [TBLPROPERTIES ('k' = 'v', ...)]`
 ///   and `CREATE TABLE ns.t [PARTITION BY ...] [TBLPROPERTIES ...] AS SELECT ...`: DataFusion

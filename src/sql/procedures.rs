@@ -30,9 +30,9 @@ use datafusion::physical_plan::streaming::PartitionStream;
 use futures::future::BoxFuture;
 use futures::stream;
 
-use crate::catalog::datafusion::IcebergCatalogs;
 use crate::io::{FileIO, Relocation};
 use crate::manage::{ExpireSnapshots, SnapshotManager};
+use crate::session::IcebergCatalogs;
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
 

@@ -118,7 +118,7 @@ async fn rollback_by_table_function_in_a_directory_and_in_a_catalog() {
     let db = dir.path().join("catalog.db");
     crate::catalog::SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
     let ctx = SessionContext::new();
-    crate::catalog::register_catalog_as_default(&ctx, &db, Relocation::default())
+    crate::session::register_catalog_as_default(&ctx, &db, Relocation::default())
         .await
         .unwrap();
     crate::sql::register(&ctx);

@@ -36,10 +36,10 @@ use datafusion::sql::sqlparser::ast::{
     TableFactor, TableVersion,
 };
 
-use super::refs::selector_for_name;
 use crate::error::Error;
 use crate::metadata_tables::IcebergMetadataTable;
 use crate::provider::IcebergTableProvider;
+use crate::session::refs::selector_for_name;
 use crate::spec::selection::{format_timestamp_ms, parse_timestamp_ms};
 use crate::spec::{SnapshotSelector, TableMetadata};
 

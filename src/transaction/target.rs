@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use super::Transaction;
-use crate::catalog::file::table_dir_of;
 use crate::catalog::{Catalog, DirectoryCatalog, Namespace, SqliteCatalog, TableIdent};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::table::Table;
+use crate::table::locate::table_dir_of;
 
 /// Where a table's commits go: a catalog and the table's name in it. Cheap to clone.
 ///

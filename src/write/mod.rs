@@ -14,7 +14,6 @@ mod append;
 mod bounds;
 #[cfg(test)]
 mod bounds_tests;
-mod create;
 mod data_file;
 #[cfg(test)]
 mod data_file_tests;
@@ -24,15 +23,15 @@ mod fanout_tests;
 mod sink;
 
 // Lives in `maintenance` (orphan removal builds on it); re-exported for existing callers.
-pub use crate::maintenance::reachable_files;
+pub use crate::table::reachable_files;
 
-pub use crate::transaction::WriteTarget;
-pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files};
-pub use append::{TARGET_FILE_SIZE_BYTES, TARGET_FILE_SIZE_DEFAULT, append_batches};
-pub use create::{
+pub use crate::table::{
     FORMAT_VERSION_PROPERTY, TableCreation, arrow_to_iceberg_type, assign_fresh_ids,
     parse_partition_term, split_terms,
 };
+pub use crate::transaction::WriteTarget;
+pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files};
+pub use append::{TARGET_FILE_SIZE_BYTES, TARGET_FILE_SIZE_DEFAULT, append_batches};
 pub use data_file::{
     COMPRESSION_CODEC, COMPRESSION_LEVEL, DataFileWriter, METRICS_DEFAULT, PAGE_SIZE_BYTES,
     ROW_GROUP_SIZE_BYTES, WriterOptions,

@@ -517,7 +517,7 @@ async fn an_insert_into_a_catalog_table_is_seen_by_the_next_query() {
         Relocation::new().with_rule("file:///data/lake/wh1", copy.path().display().to_string());
     let ctx = SessionContext::new();
     let db = copy.path().join("catalog.db");
-    let catalog = crate::catalog::datafusion::register_catalog_as_default(&ctx, &db, relocation)
+    let catalog = crate::session::register_catalog_as_default(&ctx, &db, relocation)
         .await
         .unwrap();
     let before = catalog.metadata_location("db", "orders").unwrap().unwrap();

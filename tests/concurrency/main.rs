@@ -131,7 +131,7 @@ async fn write(place: &Place, writer: i64) -> Vec<String> {
         )
         .expect("batch");
         let target = match (place, &catalog) {
-            (Place::Directory(location), _) => WriteTarget::directory(&io, &location).unwrap(),
+            (Place::Directory(location), _) => WriteTarget::directory(&io, location).unwrap(),
             (Place::Catalog(_), Some(catalog)) => {
                 WriteTarget::sqlite(Arc::clone(catalog), "db", "t").expect("target")
             }

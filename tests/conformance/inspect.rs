@@ -254,7 +254,7 @@ pub async fn query(ctx: &SessionContext, sql: &str) -> Result<Actual, String> {
 pub async fn catalog_session(warehouse: &Path) -> Result<SessionContext, String> {
     let ctx = SessionContext::new();
     let relocation = Relocation::new().with_rule(WRITTEN_AT, warehouse.to_string_lossy());
-    icefloe::catalog::register_catalog_as_default(&ctx, warehouse.join("catalog.db"), relocation)
+    icefloe::session::register_catalog_as_default(&ctx, warehouse.join("catalog.db"), relocation)
         .await
         .map_err(|e| error_chain(&e))?;
     icefloe::sql::register(&ctx);

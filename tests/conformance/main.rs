@@ -20,6 +20,7 @@ mod inspect_options;
 mod inspect_quirks;
 mod inspect_travel;
 mod inspect_types;
+mod layering;
 mod pyiceberg;
 mod pyiceberg_incremental;
 mod pyiceberg_refs;

@@ -564,7 +564,7 @@ async fn check_catalog(warehouse: &Path, current_counts: Vec<(String, i64)>) -> 
         .collect();
     let outcome = isolated(async move {
         let ctx = SessionContext::new();
-        icefloe::catalog::register_catalog_as_default(&ctx, &db_path, relocation)
+        icefloe::session::register_catalog_as_default(&ctx, &db_path, relocation)
             .await
             .map_err(|e| support::error_chain(&e))?;
         let mut results = Vec::new();

@@ -69,7 +69,7 @@ fn parse_answer(name: &str, answer: &Value) -> Option<RefAnswer> {
 async fn catalog_session(table: &TableUnderTest) -> Result<SessionContext, String> {
     let ctx = open_as_t(&table.spec.at(SnapshotSelector::Current, Via::Sql)).await?;
     let relocation = Relocation::new().with_rule(WRITTEN_AT, table.warehouse.to_string_lossy());
-    icefloe::catalog::register_catalog_as_default(
+    icefloe::session::register_catalog_as_default(
         &ctx,
         table.warehouse.join("catalog.db"),
         relocation,

@@ -38,7 +38,7 @@ async fn one_row(io: &FileIO, location: &str, properties: &[(&str, &str)]) -> Ta
         .create_at(io, location)
         .await
         .expect("create");
-    let target = WriteTarget::directory(&io, &location).unwrap();
+    let target = WriteTarget::directory(io, location).unwrap();
     append_batches(&target, &[batch(&created, &[1])], "main")
         .await
         .expect("append")

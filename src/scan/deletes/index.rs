@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::DeleteFileTask;
-use crate::io::{FileIO, ResolvedLocation};
+use crate::io::FileIO;
 use crate::scan::FileScanTask;
 use crate::spec::{DataContentType, FileFormat, Literal, PrimitiveType, TableMetadata};
 
@@ -135,19 +135,7 @@ fn single_target(delete: &DeleteFileTask) -> Option<String> {
     (bound(&delete.file.upper_bounds)? == lower).then_some(lower)
 }
 
-/// A data file's identity: its resolved store and path (the location itself when no store
-/// resolves it: such a file is never read, and a delete naming it applies to nothing).
-pub(crate) fn location_key(io: &FileIO, location: &str) -> String {
-    match io.resolve(location) {
-        Ok(resolved) => resolved_key(&resolved),
-        Err(_) => location.to_string(),
-    }
-}
-
-/// [`location_key`] of an already resolved location.
-pub(crate) fn resolved_key(resolved: &ResolvedLocation) -> String {
-    format!("{}{}", resolved.store_url.as_str(), resolved.path)
-}
+pub(crate) use crate::io::{location_key, resolved_key};
 
 /// A partition: spec id and [`partition_key`].
 type PartitionKey = (i32, String);

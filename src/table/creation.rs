@@ -30,16 +30,13 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, TimeUnit};
 
-use crate::catalog::{Catalog, DirectoryCatalog};
 use crate::error::{Error, Result};
-use crate::io::FileIO;
 use crate::spec::partition::PARTITION_DATA_ID_START;
 use crate::spec::sort::{NullOrder, SortDirection};
 use crate::spec::{
     FormatVersion, ListType, MapType, NestedField, PartitionField, PartitionSpec, PrimitiveType,
     Schema, SortField, SortOrder, StructType, TableMetadata, Transform, Type,
 };
-use crate::table::Table;
 use crate::to_arrow::EXTENSION_NAME_KEY;
 
 /// The table property that sets the format version at creation (as in Java and Spark).
@@ -191,7 +188,7 @@ impl TableCreation {
             table_uuid: Some(uuid::Uuid::new_v4().to_string()),
             location: location.trim_end_matches('/').to_string(),
             last_sequence_number: 0,
-            last_updated_ms: crate::catalog::now_ms(),
+            last_updated_ms: crate::io::now_ms(),
             last_column_id: schema.highest_field_id(),
             current_schema_id: schema.schema_id,
             schemas: vec![schema],
@@ -213,29 +210,6 @@ impl TableCreation {
             next_row_id: (format_version >= FormatVersion::V3).then_some(0),
             unknown_fields: serde_json::Map::new(),
         })
-    }
-
-    /// Creates the table as a table directory at `location` (the [`DirectoryCatalog`] rooted at
-    /// its parent creates `<location>/metadata/v1.metadata.json` with create-if-absent, then
-    /// `version-hint.text`).
-    ///
-    /// Errors: [`Error::AlreadyExists`] naming the location when a table already exists
-    /// there (any metadata file found, or `v1.metadata.json` taken by a concurrent creator);
-    /// nothing is overwritten. The errors of [`Self::metadata`] otherwise.
-    ///
-    /// The location is recorded normalised ([`crate::io::normalize_location`]): a relative
-    /// local path is made absolute (against the working directory), `.` and `..` resolved.
-    pub async fn create_at(&self, io: &FileIO, location: &str) -> Result<Table> {
-        let location = absolute_location(location)?;
-        let location = location.trim_end_matches('/');
-        if location.ends_with(".metadata.json") {
-            return Err(Error::invalid(
-                format_args!("location {location}"),
-                "cannot hold a new table: a table location is a directory",
-            ));
-        }
-        let (catalog, ident) = DirectoryCatalog::for_location(io.clone(), location)?;
-        catalog.create_table(&ident, self).await
     }
 
     /// The schema with fresh ids, schema id 0.
@@ -327,11 +301,6 @@ impl TableCreation {
             fields,
         })
     }
-}
-
-/// `location` with a relative local path made absolute.
-fn absolute_location(location: &str) -> Result<String> {
-    crate::io::normalize_location(location)
 }
 
 /// Java and Spark reject a second time-based transform of one column (year and day of `ts`)
@@ -693,5 +662,5 @@ fn unsupported(path: &str, dt: &DataType) -> Error {
 }
 
 #[cfg(test)]
-#[path = "create_tests.rs"]
+#[path = "creation_tests.rs"]
 mod tests;

@@ -1,11 +1,25 @@
 //! A loaded table: its metadata file, the parsed metadata and the [`FileIO`] that reads it.
 
+pub mod cache;
+mod creation;
+pub mod locate;
+mod manifests;
+mod reachable;
+
+pub use creation::{
+    FORMAT_VERSION_PROPERTY, TableCreation, arrow_to_iceberg_type, assign_fresh_ids,
+    parse_partition_term, split_terms,
+};
+pub(crate) use manifests::{MANIFEST_CONCURRENCY, read_manifests};
+pub use manifests::{partition_type, read_manifest, read_manifest_list};
+pub use reachable::reachable_files;
+
 use std::sync::Arc;
 
-use crate::catalog::file::{Access, current_version, load_metadata, locate_and_load, table_dir_of};
 use crate::error::{Error, Result};
 use crate::io::{FileIO, Relocation};
 use crate::spec::{SnapshotSelector, TableMetadata};
+use locate::{Access, current_version, load_metadata, locate_and_load, table_dir_of};
 
 /// How to open a table.
 #[derive(Debug, Clone, Default)]
@@ -82,7 +96,7 @@ pub struct Table {
 
 impl Table {
     /// Loads a table from a metadata file (plain or gzip) or a table directory (its current
-    /// version, as [`crate::catalog::file`] finds it) for reading. A table found at another place
+    /// version, as [`locate`] finds it) for reading. A table found at another place
     /// than the location its metadata records ([`Moved`]) is read there: its recorded paths are
     /// relocated to where it was found.
     pub async fn load(io: FileIO, location: &str) -> Result<Self> {

@@ -8,6 +8,8 @@ use datafusion::arrow::datatypes::{Field, Fields};
 use serde_json::json;
 
 use super::*;
+use crate::io::FileIO;
+use crate::table::Table;
 
 /// `id long, point struct<x double, inner struct<z int>>, tags list<string>,
 /// props map<string, struct<a int>>, name string`, with arbitrary ids (they must be replaced).

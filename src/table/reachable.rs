@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures::{StreamExt, TryStreamExt, stream};
 
+use super::{read_manifest, read_manifest_list};
 use crate::error::Result;
-use crate::scan::{read_manifest, read_manifest_list};
 use crate::spec::ManifestFile;
 use crate::table::Table;
 

@@ -515,5 +515,5 @@ pub(crate) fn metadata_file_version(name: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-#[path = "file_tests.rs"]
+#[path = "locate_tests.rs"]
 mod tests;

@@ -7,11 +7,10 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
 
 use super::cache::{Cached, ManifestCache};
-use super::deletes::index::location_key;
-use super::plan::MANIFEST_CONCURRENCY;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::io::ReadLimits;
+use crate::io::location_key;
 use crate::spec::manifest::parse_manifest_metadata;
 use crate::spec::manifest::parse_manifest_within;
 use crate::spec::manifest_list::parse_manifest_list_within;
@@ -19,6 +18,9 @@ use crate::spec::{
     Manifest, ManifestContent, ManifestFile, ManifestStatus, PartitionSpec, Snapshot, StructType,
     TableMetadata,
 };
+
+/// How many manifests are fetched and decoded at once from a remote store.
+pub(crate) const MANIFEST_CONCURRENCY: usize = 16;
 
 /// The manifests of a snapshot: its manifest list, or for old v1 snapshots the embedded
 /// `manifests` list (each manifest's spec id then comes from the manifest's own header).

@@ -21,7 +21,7 @@
 //! # async fn example() -> icefloe::Result<()> {
 //! use datafusion::prelude::SessionContext;
 //! use icefloe::Relocation;
-//! use icefloe::catalog::{register_catalog, register_catalog_as_default};
+//! use icefloe::session::{register_catalog, register_catalog_as_default};
 //!
 //! let ctx = SessionContext::new();
 //! register_catalog(&ctx, "ice", "/data/lake/catalog.db", Relocation::default()).await?;
@@ -37,6 +37,8 @@
 //! # }
 //! ```
 
+pub(crate) mod refs;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,14 +53,14 @@ use ::datafusion::execution::SessionState;
 use ::datafusion::prelude::SessionContext;
 use async_trait::async_trait;
 
-use super::sqlite::SqliteCatalog;
+use crate::catalog::SqliteCatalog;
 use crate::error::Result;
 use crate::io::{FileIO, Relocation};
 use crate::provider::IcebergTableProvider;
 use crate::spec::SnapshotSelector;
-use crate::sql::refs::{TableRefsSchema, split_suffixed, suffixed_table};
 use crate::table::Table;
-use crate::write::WriteTarget;
+use crate::transaction::WriteTarget;
+use refs::{TableRefsSchema, split_suffixed, suffixed_table};
 
 /// A DataFusion catalog over a [`SqliteCatalog`]: one schema per namespace.
 ///
@@ -405,5 +407,5 @@ fn open_for(
 }
 
 #[cfg(test)]
-#[path = "datafusion_tests.rs"]
+#[path = "tests.rs"]
 mod tests;

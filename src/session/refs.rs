@@ -17,7 +17,7 @@
 //! `<t>.<name>` is a two-part name for a table of the default schema (DataFusion reads `t` as a
 //! schema; [`RefsCatalog`] answers for it) and a three-part name `ns.t.<name>` for a table of a
 //! namespace of a catalog registered with
-//! [`register_catalog_as_default`](crate::catalog::register_catalog_as_default) (which registers
+//! [`register_catalog_as_default`](crate::session::register_catalog_as_default) (which registers
 //! one DataFusion catalog per namespace). `"<t>@<ref>"` is one quoted identifier, valid wherever
 //! the table name is: `"orders@audit"`, `db."orders@audit"`, `db."orders$files"`. SQL folds
 //! unquoted names to lower case; quote mixed-case ref names: `db.orders."branch_Dev"`.
