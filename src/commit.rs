@@ -23,6 +23,7 @@ use crate::scan::read_manifest_list;
 use crate::spec::manifest_writer::{write_manifest, write_manifest_list};
 use crate::spec::metadata::update::new_snapshot_id;
 use crate::spec::partition_summary::summarize;
+use crate::spec::properties;
 use crate::spec::snapshot::Summary;
 use crate::spec::summary::append_summary;
 use crate::spec::{
@@ -65,19 +66,13 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The policy a table's properties set.
-    pub fn of(metadata: &TableMetadata) -> Self {
-        let number = |key: &str, default: u64| {
-            metadata
-                .property(key)
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(default)
-        };
-        Self {
-            retries: u32::try_from(number("commit.retry.num-retries", 4)).unwrap_or(4),
-            min_wait: Duration::from_millis(number("commit.retry.min-wait-ms", 100)),
-            max_wait: Duration::from_millis(number("commit.retry.max-wait-ms", 60_000)),
-        }
+    /// The policy a table's properties set; a bad value is an error naming it.
+    pub fn of(metadata: &TableMetadata) -> Result<Self> {
+        Ok(Self {
+            retries: properties::COMMIT_NUM_RETRIES.get(metadata)?,
+            min_wait: properties::COMMIT_MIN_RETRY_WAIT.get(metadata)?,
+            max_wait: properties::COMMIT_MAX_RETRY_WAIT.get(metadata)?,
+        })
     }
 
     /// The error of a commit to `target` that lost its race on every attempt (`attempt` is
@@ -234,9 +229,11 @@ pub async fn append_to_directory(
 /// files of a failed commit are deleted.
 pub async fn append(io: &FileIO, target: CommitTarget<'_>, append: AppendFiles) -> Result<Table> {
     let mut base = target.load(io).await?;
+    let policy = RetryPolicy::of(&base.metadata)?;
+    // Read again by each attempt, after its manifest list is written: checked before that.
+    properties::METADATA_PREVIOUS_VERSIONS_MAX.get(&base.metadata)?;
     let snapshot_id = new_snapshot_id();
     let manifests = write_new_manifests(io, &base.metadata, &append, snapshot_id).await?;
-    let policy = RetryPolicy::of(&base.metadata);
     let mut attempt = 0;
     loop {
         let lock = io.lock_commits(&base.metadata.location, LOCK_WAIT).await;
@@ -355,6 +352,13 @@ async fn swap(
     mut written: Vec<String>,
 ) -> std::result::Result<Table, AttemptError> {
     let next_location = base.next_location.clone();
+    let delete_dropped = match properties::METADATA_DELETE_AFTER_COMMIT.get(&next) {
+        Ok(enabled) => enabled,
+        Err(e) => {
+            delete_all(io, &written).await;
+            return Err(e.into());
+        }
+    };
     let json = serde_json::to_vec_pretty(&next.to_json()).map_err(|e| {
         Error::InvalidArgument(format!(
             "metadata of {next_location} is not serializable: {e}"
@@ -387,7 +391,9 @@ async fn swap(
             }
         }
     }
-    delete_dropped_metadata_files(io, &base.metadata, &next).await;
+    if delete_dropped {
+        delete_dropped_metadata_files(io, &base.metadata, &next).await;
+    }
     Ok(Table::from_parts(
         io.clone(),
         next_location,
@@ -406,7 +412,7 @@ pub async fn commit_metadata_change(
     change: impl Fn(&TableMetadata) -> Result<TableMetadata>,
 ) -> Result<Table> {
     let mut base = target.load(io).await?;
-    let policy = RetryPolicy::of(&base.metadata);
+    let policy = RetryPolicy::of(&base.metadata)?;
     let mut attempt = 0;
     loop {
         let lock = io.lock_commits(&base.metadata.location, LOCK_WAIT).await;
@@ -414,7 +420,7 @@ pub async fn commit_metadata_change(
             base = fresh;
         }
         let mut next = change(&base.metadata)?;
-        next.log_previous_file(&base.location, base.metadata.last_updated_ms);
+        next.log_previous_file(&base.location, base.metadata.last_updated_ms)?;
         let swapped = swap(io, &target, &base, next, Vec::new()).await;
         drop(lock);
         match swapped {
@@ -429,21 +435,11 @@ pub async fn commit_metadata_change(
     }
 }
 
-/// The table property that makes a commit delete the metadata files it drops from the
-/// metadata log (those beyond `write.metadata.previous-versions-max`).
-pub const DELETE_AFTER_COMMIT: &str = "write.metadata.delete-after-commit.enabled";
-
-/// With [`DELETE_AFTER_COMMIT`] set to `true` in the new metadata, deletes the metadata files
-/// the base's log named and the new log no longer does, as Java's commit does. Best effort
-/// (after the swap, the commit stands whatever happens here); a file still named by the new
-/// log is never deleted.
+/// With [`properties::METADATA_DELETE_AFTER_COMMIT`] set in the new metadata, deletes the
+/// metadata files the base's log named and the new log no longer does, as Java's commit does.
+/// Best effort (after the swap, the commit stands whatever happens here); a file still named
+/// by the new log is never deleted.
 async fn delete_dropped_metadata_files(io: &FileIO, base: &TableMetadata, next: &TableMetadata) {
-    let enabled = next
-        .property(DELETE_AFTER_COMMIT)
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-    if !enabled {
-        return;
-    }
     let kept: std::collections::HashSet<&str> = next
         .metadata_log
         .iter()

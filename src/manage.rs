@@ -21,8 +21,9 @@ use std::sync::Arc;
 
 use crate::commit::{AppendFiles, commit_metadata_change, now_ms};
 use crate::error::{Error, Result};
-use crate::io::{FileIO, GC_ENABLED, KeptReason, TableScope, gc_enabled};
+use crate::io::{FileIO, KeptReason, TableScope};
 use crate::scan::{read_manifest, read_manifest_list};
+use crate::spec::properties::GC_ENABLED;
 use crate::spec::retention::{RetentionDefaults, retention};
 use crate::spec::snapshot::Operation;
 use crate::spec::{
@@ -318,6 +319,8 @@ impl SnapshotManager {
     /// and deletes nothing.
     pub async fn expire_snapshots(&self, options: &ExpireSnapshots) -> Result<ExpireReport> {
         let before = self.load().await?;
+        // Read now: a bad value must fail the expiration before it commits, not after.
+        GC_ENABLED.get(before.metadata())?;
         let now = options.now_ms.unwrap_or_else(now_ms);
         let (planned, expired, removed_refs) = expire(before.metadata(), options, now)?;
         if expired.is_empty() {
@@ -471,7 +474,7 @@ async fn delete_unreachable(
     options: &ExpireSnapshots,
 ) -> Result<(Vec<String>, Vec<(String, KeptReason)>)> {
     let metadata = table.metadata();
-    if !gc_enabled(metadata.property(GC_ENABLED)) {
+    if !GC_ENABLED.get(metadata)? {
         let kept = unreachable.into_iter().map(|f| (f, KeptReason::GcDisabled));
         return Ok((Vec::new(), kept.collect()));
     }

@@ -31,7 +31,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{Error, Result};
-use crate::io::{FileIO, GC_ENABLED, TableScope, gc_enabled};
+use crate::io::{FileIO, TableScope};
+use crate::spec::properties::GC_ENABLED;
 use crate::table::Table;
 use crate::write::TableCreation;
 
@@ -521,7 +522,7 @@ impl SqliteCatalog {
         let loaded = self.load_table(namespace, table).await?;
         loaded.ensure_writable()?;
         let metadata = loaded.metadata();
-        if !gc_enabled(metadata.property(GC_ENABLED)) {
+        if !GC_ENABLED.get(metadata)? {
             return Ok(None);
         }
         let scope = TableScope::new(loaded.io(), &metadata.location)?;

@@ -31,8 +31,9 @@ use super::reachable::reachable_files;
 use crate::catalog::file::{VERSION_HINTS, metadata_file_version};
 use crate::commit::now_ms;
 use crate::error::{Error, Result};
-use crate::io::{GC_ENABLED, ListedFile, ResolvedLocation, gc_enabled};
+use crate::io::{ListedFile, ResolvedLocation};
 use crate::scan::deletes::index::resolved_key;
+use crate::spec::properties::GC_ENABLED;
 use crate::table::Table;
 
 /// Java's default age of an orphan: files modified in the last three days are kept.
@@ -200,7 +201,7 @@ fn check_table(table: &Table, options: &OrphanFiles) -> Result<()> {
             table.metadata_location()
         )));
     }
-    if !options.dry_run && !gc_enabled(table.metadata().property(GC_ENABLED)) {
+    if !options.dry_run && !GC_ENABLED.get(table.metadata())? {
         return Err(Error::InvalidArgument(format!(
             "cannot remove orphan files of {}: its gc.enabled is false (its files may be shared \
              with other tables); only a dry run is allowed",

@@ -21,18 +21,13 @@ use crate::scan::{partition_type, read_manifest_list};
 use crate::spec::manifest_writer::{write_manifest, write_manifest_list};
 use crate::spec::metadata::update::new_snapshot_id;
 use crate::spec::partition_summary::summarize;
+use crate::spec::properties::MANIFEST_TARGET_SIZE_BYTES;
 use crate::spec::snapshot::{Operation, Summary};
 use crate::spec::{
     Literal, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, Snapshot,
 };
 use crate::table::Table;
 use crate::write::WriteTarget;
-
-/// The table property for the size of rewritten manifests.
-pub const MANIFEST_TARGET_SIZE_BYTES: &str = "commit.manifest.target-size-bytes";
-
-/// Its default (Java's): 8 MiB.
-pub const MANIFEST_TARGET_SIZE_DEFAULT: u64 = 8 * 1024 * 1024;
 
 /// What a rewrite did.
 #[derive(Debug, Clone)]
@@ -79,11 +74,7 @@ pub async fn rewrite_manifests_with_progress(
     };
     let target_size = match target_size_bytes {
         Some(n) => n.max(1),
-        None => metadata
-            .property(MANIFEST_TARGET_SIZE_BYTES)
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(MANIFEST_TARGET_SIZE_DEFAULT)
-            .max(1),
+        None => MANIFEST_TARGET_SIZE_BYTES.get(metadata)?.max(1),
     };
     let listed = read_manifest_list(io, metadata, parent).await?;
     let mut by_spec: BTreeMap<i32, Vec<ManifestFile>> = BTreeMap::new();

@@ -14,12 +14,13 @@ use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use datafusion::parquet::basic::{Compression, LogicalType};
+use datafusion::parquet::basic::{Compression, GzipLevel, LogicalType, ZstdLevel};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::{DataFileWriter, WriterOptions};
+use crate::error::Error;
 use crate::spec::{
     DataContentType, FileFormat, ListType, NestedField, PrimitiveType as P, Schema, StructType,
     Type,
@@ -513,6 +514,37 @@ fn options_come_from_table_properties() {
         assert!(
             WriterOptions::from_properties(&props(&[bad])).is_err(),
             "{bad:?}"
+        );
+    }
+    // Levels: zstd's are 1 to 22, gzip's 0 to 9 (the parquet crate's ranges).
+    let level = |codec: &str, level: &str| {
+        WriterOptions::from_properties(&props(&[
+            ("write.parquet.compression-codec", codec),
+            ("write.parquet.compression-level", level),
+        ]))
+        .map(|o| o.compression)
+    };
+    assert_eq!(
+        level("zstd", "22").unwrap(),
+        Compression::ZSTD(ZstdLevel::try_new(22).unwrap())
+    );
+    assert_eq!(
+        level("gzip", "9").unwrap(),
+        Compression::GZIP(GzipLevel::try_new(9).unwrap())
+    );
+    for (codec, bad) in [
+        ("zstd", "23"),
+        ("gzip", "10"),
+        ("gzip", "-1"),
+        ("snappy", "x"),
+    ] {
+        let err = level(codec, bad).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            matches!(err, Error::InvalidArgument(_))
+                && message.contains("write.parquet.compression-level")
+                && message.contains(&format!("'{bad}'")),
+            "{codec} {bad}: {message}"
         );
     }
 }
