@@ -22,6 +22,13 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## Cargo features
+//!
+//! - `cli` (default): the `icefloe` binary and its library side, `icefloe::cli` (argument
+//!   parsing with clap, the rustyline shell, indicatif progress bars). Embedders that only want
+//!   the library turn it off with `default-features = false`; nothing else depends on it.
+//! - `fuzzing`: entry points for the fuzz targets (`icefloe::fuzzing`).
 #![deny(missing_docs, unreachable_pub)]
 #![deny(
     clippy::unwrap_used,
@@ -40,6 +47,7 @@
 )]
 
 pub mod catalog;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod commit;
 mod error;

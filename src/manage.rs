@@ -20,8 +20,9 @@ use std::sync::Arc;
 
 use crate::commit::AppendFiles;
 use crate::error::{Error, Result};
-use crate::io::{FileIO, GC_ENABLED, KeptReason, TableScope, gc_enabled};
+use crate::io::{FileIO, KeptReason, TableScope};
 use crate::scan::{read_manifest, read_manifest_list};
+use crate::spec::properties::GC_ENABLED;
 use crate::spec::snapshot::Operation;
 use crate::spec::{ManifestContent, ManifestStatus};
 use crate::table::Table;
@@ -246,6 +247,8 @@ impl SnapshotManager {
     /// and deletes nothing.
     pub async fn expire_snapshots(&self, options: &ExpireSnapshots) -> Result<ExpireReport> {
         let before = self.target.load_for_write().await?;
+        // Read now: a bad value must fail the expiration before it commits, not after.
+        GC_ENABLED.get(before.metadata())?;
         let now = options.now_ms.unwrap_or_else(crate::catalog::now_ms);
         let action = crate::transaction::ExpireSnapshots::new()
             .with_older_than_ms(options.older_than_ms)
@@ -342,7 +345,7 @@ async fn delete_unreachable(
     options: &ExpireSnapshots,
 ) -> Result<(Vec<String>, Vec<(String, KeptReason)>)> {
     let metadata = table.metadata();
-    if !gc_enabled(metadata.property(GC_ENABLED)) {
+    if !GC_ENABLED.get(metadata)? {
         let kept = unreachable.into_iter().map(|f| (f, KeptReason::GcDisabled));
         return Ok((Vec::new(), kept.collect()));
     }

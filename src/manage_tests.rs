@@ -342,3 +342,59 @@ async fn only_appends_are_cherry_picked() {
     let err = m.cherry_pick(replace).await.unwrap_err();
     assert!(err.to_string().contains("not an append (replace)"), "{err}");
 }
+
+/// A `gc.enabled` that is neither true nor false fails what deletes files, before anything is
+/// committed or deleted, naming the key and the value; reads do not use it.
+#[tokio::test]
+async fn a_bad_gc_enabled_fails_expiration_and_orphan_removal_before_they_act() {
+    let dir = tempfile::tempdir().unwrap();
+    let (location, s) = table_with_commits(dir.path(), &[1, 2, 3]).await;
+    let current = Table::load(FileIO::default(), &location).await.unwrap();
+    let path = current.metadata_location().to_string();
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    json["properties"]["gc.enabled"] = "maybe".into();
+    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    let named = |err: Error| {
+        let message = err.to_string();
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{message}");
+        assert!(
+            message.contains("gc.enabled") && message.contains("'maybe'"),
+            "{message}"
+        );
+    };
+
+    let options = ExpireSnapshots {
+        retain_last: Some(1),
+        now_ms: Some(crate::catalog::now_ms() + 10 * DAY),
+        ..Default::default()
+    };
+    named(
+        manager(&location)
+            .expire_snapshots(&options)
+            .await
+            .unwrap_err(),
+    );
+    let after = Table::load_for_write(FileIO::default(), &location)
+        .await
+        .unwrap();
+    assert_eq!(after.metadata_location(), path, "nothing committed");
+    assert_eq!(after.metadata().snapshots.len(), s.len());
+
+    let orphans = crate::maintenance::OrphanFiles {
+        older_than_ms: crate::catalog::now_ms() + DAY,
+        ..Default::default()
+    };
+    let stray = dir.path().join("data/stray.parquet");
+    std::fs::write(&stray, b"not reachable").unwrap();
+    named(
+        crate::maintenance::remove_orphan_files(&after, &orphans)
+            .await
+            .unwrap_err(),
+    );
+    assert!(stray.exists(), "nothing deleted");
+    assert_eq!(
+        count_sum(&location, SnapshotSelector::Current).await,
+        (3, 6)
+    );
+}

@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::io::{FileIO, TableScope};
+use crate::spec::properties::METADATA_DELETE_AFTER_COMMIT;
 use crate::spec::{ApplyContext, FormatVersion, TableMetadata, TableRequirement, TableUpdate};
 
 /// Whether `requirements` ask for a new table (`assert-create`).
@@ -68,7 +69,10 @@ pub(crate) fn next_metadata(
         }
     }
     let context = ApplyContext::new(now_ms()).with_previous_file(current_location);
-    current.apply(updates, &context)
+    let next = current.apply(updates, &context)?;
+    // Read before the commit: a bad value fails it instead of being ignored after it.
+    METADATA_DELETE_AFTER_COMMIT.get(&next)?;
+    Ok(next)
 }
 
 /// A new table's metadata, built from `updates` alone (an `assert-create` commit); its
@@ -135,10 +139,8 @@ pub(crate) async fn delete_dropped_metadata_files(
     base: &TableMetadata,
     next: &TableMetadata,
 ) {
-    let enabled = next
-        .property("write.metadata.delete-after-commit.enabled")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-    if !enabled {
+    // A bad value was refused before the commit ([`next_metadata`]); here it means "no".
+    if !METADATA_DELETE_AFTER_COMMIT.get(next).unwrap_or(false) {
         return;
     }
     let kept: HashSet<&str> = next

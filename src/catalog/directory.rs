@@ -26,7 +26,8 @@ use super::commit::{
 };
 use super::{Catalog, Namespace, TableIdent};
 use crate::error::{Error, Result};
-use crate::io::{FileIO, GC_ENABLED, TableScope, gc_enabled, normalize_location};
+use crate::io::{FileIO, TableScope, normalize_location};
+use crate::spec::properties::GC_ENABLED;
 use crate::spec::{TableMetadata, TableRequirement, TableUpdate};
 use crate::table::Table;
 use crate::table::TableCreation;
@@ -401,7 +402,7 @@ impl Catalog for DirectoryCatalog {
         let (table, _) = self.load_for_commit(ident).await?;
         let metadata = table.metadata();
         let scope = TableScope::new(table.io(), &metadata.location)?;
-        let purged = match purge && gc_enabled(metadata.property(GC_ENABLED)) {
+        let purged = match purge && GC_ENABLED.get(metadata.as_ref())? {
             true => crate::table::reachable_files(&table).await?,
             false => Default::default(),
         };

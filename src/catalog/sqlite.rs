@@ -37,7 +37,8 @@ use super::commit::{
 };
 use super::{Catalog, Namespace, TableIdent};
 use crate::error::{Error, Result};
-use crate::io::{FileIO, GC_ENABLED, TableScope, gc_enabled};
+use crate::io::{FileIO, TableScope};
+use crate::spec::properties::GC_ENABLED;
 use crate::spec::{TableRequirement, TableUpdate};
 use crate::table::Table;
 use crate::table::TableCreation;
@@ -551,7 +552,7 @@ impl SqliteCatalog {
         let loaded = self.load_table(namespace, table).await?;
         loaded.ensure_writable()?;
         let metadata = loaded.metadata();
-        if !gc_enabled(metadata.property(GC_ENABLED)) {
+        if !GC_ENABLED.get(metadata)? {
             return Ok(None);
         }
         let scope = TableScope::new(loaded.io(), &metadata.location)?;

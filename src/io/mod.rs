@@ -28,7 +28,7 @@ pub use limits::{
 pub use listing::{ListedFile, Listing};
 pub use lock::CommitLock;
 pub use relocation::Relocation;
-pub use scope::{GC_ENABLED, KeptReason, TableScope, gc_enabled};
+pub use scope::{KeptReason, TableScope};
 
 use crate::error::{Error, Result};
 use limits::check_size;

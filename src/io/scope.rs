@@ -32,16 +32,6 @@ impl KeptReason {
     }
 }
 
-/// The table property that, set to `false`, makes expiration and purge delete no files
-/// (Iceberg's `gc.enabled`, default `true`).
-pub const GC_ENABLED: &str = "gc.enabled";
-
-/// Whether a table whose [`GC_ENABLED`] property is `value` allows deleting its files: only
-/// `false` (any case) forbids it.
-pub fn gc_enabled(value: Option<&str>) -> bool {
-    value.is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"))
-}
-
 /// The files under one table location: what a destructive operation may delete.
 #[derive(Debug, Clone)]
 pub struct TableScope {

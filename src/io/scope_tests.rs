@@ -79,12 +79,3 @@ async fn delete_removes_only_what_is_in_scope() {
     // Gone already: not an error.
     assert_eq!(scope.delete(&path).await.unwrap(), Ok(()));
 }
-
-#[test]
-fn gc_is_enabled_unless_false() {
-    assert!(gc_enabled(None));
-    assert!(gc_enabled(Some("true")));
-    assert!(gc_enabled(Some("yes")));
-    assert!(!gc_enabled(Some("false")));
-    assert!(!gc_enabled(Some(" FALSE ")));
-}

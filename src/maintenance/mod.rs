@@ -22,7 +22,4 @@ pub use check::{CheckReport, check_table};
 #[cfg(test)]
 use orphans::check_same_store;
 pub use orphans::{DEFAULT_ORPHAN_AGE_MS, OrphanFiles, OrphanReport, remove_orphan_files};
-pub use rewrite::{
-    MANIFEST_TARGET_SIZE_BYTES, MANIFEST_TARGET_SIZE_DEFAULT, RewriteReport, rewrite_manifests,
-    rewrite_manifests_with_progress,
-};
+pub use rewrite::{RewriteReport, rewrite_manifests, rewrite_manifests_with_progress};

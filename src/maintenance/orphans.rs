@@ -29,8 +29,9 @@ use object_store::path::Path as ObjectPath;
 
 use crate::catalog::now_ms;
 use crate::error::{Error, Result};
-use crate::io::{GC_ENABLED, ListedFile, ResolvedLocation, gc_enabled};
+use crate::io::{ListedFile, ResolvedLocation};
 use crate::scan::deletes::index::resolved_key;
+use crate::spec::properties::GC_ENABLED;
 use crate::table::Table;
 use crate::table::locate::{VERSION_HINTS, metadata_file_version};
 use crate::table::reachable_files;
@@ -200,7 +201,7 @@ fn check_table(table: &Table, options: &OrphanFiles) -> Result<()> {
              its newest version; load it with Table::load_for_write or from its catalog",
         ));
     }
-    if !options.dry_run && !gc_enabled(table.metadata().property(GC_ENABLED)) {
+    if !options.dry_run && !GC_ENABLED.get(table.metadata())? {
         return Err(Error::invalid(
             format_args!("table {}", table.metadata().location),
             "cannot have its orphan files removed: its gc.enabled is false (its files may be \

@@ -16,18 +16,13 @@ use crate::error::{Error, Result};
 use crate::manage::Progress;
 use crate::scan::read_manifest_list;
 use crate::scan::read_manifests;
+use crate::spec::properties::MANIFEST_TARGET_SIZE_BYTES;
 use crate::spec::snapshot::{Operation, Summary};
 use crate::spec::{
     Literal, ManifestContent, ManifestEntry, ManifestFile, ManifestStatus, TableMetadata,
 };
 use crate::table::Table;
 use crate::transaction::{Action, Changes, CommitContext, SnapshotProducer, WriteTarget};
-
-/// The table property for the size of rewritten manifests.
-pub const MANIFEST_TARGET_SIZE_BYTES: &str = "commit.manifest.target-size-bytes";
-
-/// Its default (Java's): 8 MiB.
-pub const MANIFEST_TARGET_SIZE_DEFAULT: u64 = 8 * 1024 * 1024;
 
 /// What a rewrite did.
 #[derive(Debug, Clone)]
@@ -71,11 +66,7 @@ pub async fn rewrite_manifests_with_progress(
     };
     let target_size = match target_size_bytes {
         Some(n) => n.max(1),
-        None => metadata
-            .property(MANIFEST_TARGET_SIZE_BYTES)
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(MANIFEST_TARGET_SIZE_DEFAULT)
-            .max(1),
+        None => MANIFEST_TARGET_SIZE_BYTES.get(metadata.as_ref())?.max(1),
     };
     let listed = read_manifest_list(&io, &metadata, parent).await?;
     let mut by_spec: BTreeMap<i32, Vec<ManifestFile>> = BTreeMap::new();

@@ -35,7 +35,8 @@ use super::plan::{FileScanTask, PlanStats};
 use super::reader::parquet_source;
 use crate::error::Result;
 use crate::io::FileIO;
-use crate::spec::{DataContentType, Literal, NameMapping, Schema, TableMetadata, Transform, Type};
+use crate::spec::properties::DEFAULT_NAME_MAPPING;
+use crate::spec::{DataContentType, Literal, Schema, TableMetadata, Transform, Type};
 use crate::table::Table;
 use crate::to_arrow::{field_to_arrow, literal_to_scalar};
 
@@ -365,10 +366,7 @@ fn hidden_key_field(metadata: &TableMetadata, id: i32) -> Result<FieldRef> {
 /// The adapter resolving file columns by field id, with the table's name mapping and the
 /// v3 `initial-default` values of the read schema.
 fn adapter_factory(metadata: &TableMetadata, schema: &Schema) -> Result<FieldIdAdapterFactory> {
-    let name_mapping = metadata
-        .property("schema.name-mapping.default")
-        .and_then(|json| NameMapping::parse(json).ok())
-        .map(Arc::new);
+    let name_mapping = DEFAULT_NAME_MAPPING.get(metadata)?.map(Arc::new);
     let mut defaults = HashMap::new();
     for field in schema.columns() {
         let (Some(default), Type::Primitive(ty)) = (&field.initial_default, &field.field_type)

@@ -288,7 +288,8 @@ impl TableMetadata {
             .unwrap_or_else(|| self.current_schema())
     }
 
-    /// A table property.
+    /// A table property's text as stored; the keys icefloe uses are read typed, with their
+    /// defaults, through [`crate::spec::properties`].
     pub fn property(&self, key: &str) -> Option<&str> {
         self.properties.get(key).map(String::as_str)
     }

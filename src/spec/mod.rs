@@ -9,6 +9,7 @@ pub mod manifest_writer;
 pub mod metadata;
 pub mod partition;
 pub mod partition_summary;
+pub mod properties;
 pub mod retention;
 pub mod schema;
 pub mod selection;

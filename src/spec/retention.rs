@@ -22,18 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::TableMetadata;
 use super::snapshot::{SnapshotReference, SnapshotRetention};
 use crate::error::{Error, Result};
-
-/// `history.expire.max-snapshot-age-ms`: default age beyond which a branch's ancestors may go.
-pub const MAX_SNAPSHOT_AGE_MS: &str = "history.expire.max-snapshot-age-ms";
-/// Its default: 5 days (Java's).
-pub const MAX_SNAPSHOT_AGE_MS_DEFAULT: i64 = 5 * 24 * 60 * 60 * 1000;
-/// `history.expire.min-snapshots-to-keep`: default count of a branch's snapshots always kept.
-pub const MIN_SNAPSHOTS_TO_KEEP: &str = "history.expire.min-snapshots-to-keep";
-/// Its default (Java's).
-pub const MIN_SNAPSHOTS_TO_KEEP_DEFAULT: i32 = 1;
-/// `history.expire.max-ref-age-ms`: default age beyond which a ref (not `main`) is removed;
-/// unset means never.
-pub const MAX_REF_AGE_MS: &str = "history.expire.max-ref-age-ms";
+use crate::spec::properties::{MAX_REF_AGE_MS, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP};
 
 /// The defaults that apply to refs without their own retention settings, and the time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,36 +38,15 @@ pub struct RetentionDefaults {
 }
 
 impl RetentionDefaults {
-    /// The defaults a table's `history.expire.*` properties set (Java's defaults where unset),
-    /// at `now_ms`. A property that is not a positive number is an error naming it.
+    /// The defaults a table's `history.expire.*` properties set (Java's defaults where unset,
+    /// see [`crate::spec::properties`]), at `now_ms`. A property that is not a positive number
+    /// is an error naming it.
     pub fn of(metadata: &TableMetadata, now_ms: i64) -> Result<Self> {
-        let positive = |key: &str| -> Result<Option<i64>> {
-            match metadata.property(key) {
-                None => Ok(None),
-                Some(text) => match text.trim().parse::<i64>() {
-                    Ok(n) if n > 0 => Ok(Some(n)),
-                    _ => Err(Error::invalid(
-                        format_args!("table property {key} = '{text}'"),
-                        "is not a positive number",
-                    )),
-                },
-            }
-        };
-        let min_snapshots_to_keep = match positive(MIN_SNAPSHOTS_TO_KEEP)? {
-            None => MIN_SNAPSHOTS_TO_KEEP_DEFAULT,
-            Some(n) => i32::try_from(n).map_err(|_| {
-                Error::invalid(
-                    format_args!("table property {MIN_SNAPSHOTS_TO_KEEP} = {n}"),
-                    "is out of range",
-                )
-            })?,
-        };
         Ok(Self {
             now_ms,
-            max_snapshot_age_ms: positive(MAX_SNAPSHOT_AGE_MS)?
-                .unwrap_or(MAX_SNAPSHOT_AGE_MS_DEFAULT),
-            min_snapshots_to_keep,
-            max_ref_age_ms: positive(MAX_REF_AGE_MS)?,
+            max_snapshot_age_ms: MAX_SNAPSHOT_AGE_MS.get(metadata)?,
+            min_snapshots_to_keep: MIN_SNAPSHOTS_TO_KEEP.get(metadata)?,
+            max_ref_age_ms: MAX_REF_AGE_MS.get(metadata)?,
         })
     }
 }

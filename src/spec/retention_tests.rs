@@ -164,9 +164,9 @@ fn refs_to_missing_snapshots_go_and_a_missing_main_is_an_error() {
 #[test]
 fn bad_properties_are_named() {
     for (key, value) in [
-        (MIN_SNAPSHOTS_TO_KEEP, "0"),
-        (MAX_SNAPSHOT_AGE_MS, "-5"),
-        (MAX_REF_AGE_MS, "soon"),
+        ("history.expire.min-snapshots-to-keep", "0"),
+        ("history.expire.max-snapshot-age-ms", "-5"),
+        ("history.expire.max-ref-age-ms", "soon"),
     ] {
         let m = table(json!({}), &format!(r#""{key}": "{value}""#));
         let err = RetentionDefaults::of(&m, NOW).unwrap_err().to_string();

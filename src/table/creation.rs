@@ -32,15 +32,13 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, TimeU
 
 use crate::error::{Error, Result};
 use crate::spec::partition::PARTITION_DATA_ID_START;
+use crate::spec::properties::FORMAT_VERSION;
 use crate::spec::sort::{NullOrder, SortDirection};
 use crate::spec::{
     FormatVersion, ListType, MapType, NestedField, PartitionField, PartitionSpec, PrimitiveType,
     Schema, SortField, SortOrder, StructType, TableMetadata, Transform, Type,
 };
 use crate::to_arrow::EXTENSION_NAME_KEY;
-
-/// The table property that sets the format version at creation (as in Java and Spark).
-pub const FORMAT_VERSION_PROPERTY: &str = "format-version";
 
 /// What a new table is made of: a schema, a partition spec, a sort order, properties and a
 /// format version (2 unless asked otherwise).
@@ -158,14 +156,9 @@ impl TableCreation {
     /// The format version the table will have: the `format-version` property when set, else
     /// [`Self::with_format_version`]'s.
     pub fn format_version(&self) -> Result<FormatVersion> {
-        match self.properties.get(FORMAT_VERSION_PROPERTY) {
+        match FORMAT_VERSION.explicit(&self.properties)? {
             None => Ok(self.format_version),
-            Some(v) => {
-                let n = v.trim().parse::<i64>().map_err(|_| {
-                    Error::invalid(format_args!("format-version '{v}'"), "is not 1, 2 or 3")
-                })?;
-                FormatVersion::try_from(n)
-            }
+            Some(n) => FormatVersion::try_from(n),
         }
     }
 
@@ -182,7 +175,7 @@ impl TableCreation {
         let spec = self.partition_spec(&schema)?;
         let sort_order = self.sort_order(&schema)?;
         let mut properties = self.properties.clone();
-        properties.remove(FORMAT_VERSION_PROPERTY);
+        properties.remove(FORMAT_VERSION.key());
         Ok(TableMetadata {
             format_version,
             table_uuid: Some(uuid::Uuid::new_v4().to_string()),

@@ -7,8 +7,7 @@ mod manifests;
 mod reachable;
 
 pub use creation::{
-    FORMAT_VERSION_PROPERTY, TableCreation, arrow_to_iceberg_type, assign_fresh_ids,
-    parse_partition_term, split_terms,
+    TableCreation, arrow_to_iceberg_type, assign_fresh_ids, parse_partition_term, split_terms,
 };
 pub(crate) use manifests::{MANIFEST_CONCURRENCY, read_manifests};
 pub use manifests::{partition_type, read_manifest, read_manifest_list};

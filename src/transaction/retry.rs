@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::spec::TableMetadata;
+use crate::spec::{TableMetadata, properties};
 
 /// The retry settings of a table (`commit.retry.*` properties, Java's defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,19 +21,10 @@ impl RetryPolicy {
     ///
     /// Errors: [`Error::InvalidArgument`] naming the property whose value is not a number.
     pub fn of(metadata: &TableMetadata) -> Result<Self> {
-        let number = |key: &str, default: u64| match metadata.property(key) {
-            None => Ok(default),
-            Some(v) => v.trim().parse::<u64>().map_err(|_| {
-                Error::invalid(
-                    format!("table property {key}"),
-                    format!("'{v}' is not a non-negative integer"),
-                )
-            }),
-        };
         Ok(Self {
-            retries: u32::try_from(number("commit.retry.num-retries", 4)?).unwrap_or(u32::MAX),
-            min_wait: Duration::from_millis(number("commit.retry.min-wait-ms", 100)?),
-            max_wait: Duration::from_millis(number("commit.retry.max-wait-ms", 60_000)?),
+            retries: properties::COMMIT_NUM_RETRIES.get(metadata)?,
+            min_wait: properties::COMMIT_MIN_RETRY_WAIT.get(metadata)?,
+            max_wait: properties::COMMIT_MAX_RETRY_WAIT.get(metadata)?,
         })
     }
 

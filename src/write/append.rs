@@ -6,8 +6,6 @@
 //! files' current row groups are held in memory. [`append_batches`] writes a slice of batches
 //! with it and commits.
 
-use std::collections::HashMap;
-
 use datafusion::arrow::array::RecordBatch;
 
 use std::sync::Arc;
@@ -15,15 +13,10 @@ use std::sync::Arc;
 use super::{DataFileWriter, WriterOptions, split_by_partition};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
+use crate::spec::properties::WRITE_TARGET_FILE_SIZE_BYTES;
 use crate::spec::{DataFile, Literal, PartitionSpec, Schema, TableMetadata};
 use crate::table::Table;
 use crate::transaction::{FastAppend, WriteTarget};
-
-/// The table property bounding a data file's size.
-pub const TARGET_FILE_SIZE_BYTES: &str = "write.target-file-size-bytes";
-
-/// Its default (Java's: 512 MiB).
-pub const TARGET_FILE_SIZE_DEFAULT: u64 = 512 * 1024 * 1024;
 
 /// How many partition files an [`AppendWriter`] keeps open at once by default.
 pub const MAX_OPEN_FILES_DEFAULT: usize = 64;
@@ -137,29 +130,13 @@ impl AppendWriter {
                 "the default partition spec is missing",
             )
         })?;
-        let properties: HashMap<String, String> = metadata
-            .properties
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let target_size = match properties.get(TARGET_FILE_SIZE_BYTES) {
-            None => TARGET_FILE_SIZE_DEFAULT,
-            Some(v) => v.trim().parse::<u64>().map_err(|_| {
-                Error::invalid(
-                    format_args!(
-                        "table property {TARGET_FILE_SIZE_BYTES} = '{v}' of {}",
-                        metadata.location
-                    ),
-                    "is not a number of bytes",
-                )
-            })?,
-        };
+        let target_size = WRITE_TARGET_FILE_SIZE_BYTES.get(metadata)?;
         Ok(Self {
             io: io.clone(),
             table_location: metadata.location.trim_end_matches('/').to_string(),
             schema: schema.clone(),
             spec: spec.clone(),
-            options: WriterOptions::from_properties(&properties)?,
+            options: WriterOptions::from_properties(metadata)?,
             target_size,
             max_open: MAX_OPEN_FILES_DEFAULT,
             open: Vec::new(),

@@ -283,9 +283,65 @@ async fn a_bad_target_file_size_is_an_error_naming_the_table() {
     let err = AppendWriter::new(&FileIO::default(), m, m.current_schema()).unwrap_err();
     let message = err.to_string();
     assert!(
-        message.contains(TARGET_FILE_SIZE_BYTES) && message.contains(&location),
+        message.contains("write.target-file-size-bytes")
+            && message.contains("'big'")
+            && message.contains(&location),
         "{message}"
     );
+}
+
+/// A bad commit property fails the commit before anything is committed, with the key and
+/// the value named; the files written are deleted, and reads do not use the property.
+#[tokio::test]
+async fn a_bad_commit_property_fails_the_append_and_not_the_reads() {
+    for key in [
+        "commit.retry.num-retries",
+        "write.metadata.previous-versions-max",
+        "write.metadata.delete-after-commit.enabled",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let location = new_table(dir.path(), "");
+        let io = FileIO::default();
+        let target = WriteTarget::directory(&io, &location).unwrap();
+        let first = batch(&location, &[0, 1, 2]);
+        append_batches(&target, std::slice::from_ref(&first), "main")
+            .await
+            .unwrap();
+        // Set the property in the current metadata file, as another engine might have.
+        let current = dir.path().join("metadata/v2.metadata.json");
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
+        json["properties"][key] = "banana".into();
+        std::fs::write(&current, serde_json::to_vec(&json).unwrap()).unwrap();
+        let metadata_files = || {
+            std::fs::read_dir(dir.path().join("metadata"))
+                .unwrap()
+                .count()
+        };
+        let files_before = (parquet_files(&dir.path().join("data")), metadata_files());
+
+        let err = append_batches(&target, &[batch(&location, &[3, 4])], "main")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{key}: {err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(key) && message.contains("'banana'"),
+            "{message}"
+        );
+        assert_eq!(
+            (parquet_files(&dir.path().join("data")), metadata_files()),
+            files_before,
+            "{key}: the failed append left no file behind"
+        );
+        let expected = pretty_format_batches(std::slice::from_ref(&first))
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            query(&location, "SELECT * FROM t ORDER BY id").await,
+            expected
+        );
+    }
 }
 
 /// A writer that dies after writing its files and before the swap (nothing cleans up) leaves

@@ -16,7 +16,7 @@
 //! Leaf columns are matched to Iceberg fields by the field ids the Parquet schema carries (the
 //! Arrow schema's `PARQUET:field_id` metadata becomes the Parquet field id).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayData, ArrayRef, RecordBatch, make_array};
@@ -39,21 +39,15 @@ use object_store::path::Path;
 
 use super::bounds::BoundsCollector;
 use crate::error::{Error, Result};
+use crate::spec::properties::{
+    DEFAULT_WRITE_METRICS_MODE, MetricsMode, PARQUET_COMPRESSION, PARQUET_COMPRESSION_LEVEL,
+    PARQUET_PAGE_SIZE_BYTES, PARQUET_ROW_GROUP_SIZE_BYTES, ParquetCodec, PropertySource,
+};
 use crate::spec::{DataContentType, DataFile, FileFormat, PrimitiveType, Schema, Type};
 use crate::to_arrow::schema_to_arrow;
 
-/// Table property: the Parquet compression codec.
-pub const COMPRESSION_CODEC: &str = "write.parquet.compression-codec";
-/// Table property: the codec's level.
-pub const COMPRESSION_LEVEL: &str = "write.parquet.compression-level";
-/// Table property: the target row group size in bytes.
-pub const ROW_GROUP_SIZE_BYTES: &str = "write.parquet.row-group-size-bytes";
-/// Table property: the target page size in bytes.
-pub const PAGE_SIZE_BYTES: &str = "write.parquet.page-size-bytes";
-/// Table property: the default metrics mode (`truncate(16)`).
-pub const METRICS_DEFAULT: &str = "write.metadata.metrics.default";
-
-/// How a data file is written; [`WriterOptions::from_properties`] reads the table properties.
+/// How a data file is written; [`WriterOptions::from_properties`] reads the table properties
+/// ([`crate::spec::properties`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WriterOptions {
     /// `write.parquet.compression-codec` (and `-level`); zstd (level 3, as Java's writer) by default.
@@ -72,51 +66,29 @@ pub struct WriterOptions {
 impl Default for WriterOptions {
     fn default() -> Self {
         Self {
-            compression: zstd(3).unwrap_or(Compression::UNCOMPRESSED),
-            row_group_size_bytes: 128 * 1024 * 1024,
+            compression: ZstdLevel::try_new(3)
+                .map(Compression::ZSTD)
+                .unwrap_or(Compression::UNCOMPRESSED),
+            row_group_size_bytes: bytes(PARQUET_ROW_GROUP_SIZE_BYTES.default_value()),
             row_group_rows: 1024 * 1024,
-            page_size_bytes: 1024 * 1024,
+            page_size_bytes: bytes(PARQUET_PAGE_SIZE_BYTES.default_value()),
             truncate_length: 16,
         }
     }
 }
 
-fn zstd(level: i32) -> Result<Compression> {
-    ZstdLevel::try_new(level)
-        .map(Compression::ZSTD)
-        .map_err(|e| bad_property(COMPRESSION_LEVEL, level, e))
-}
-
-/// The error of a table property whose value cannot be used.
-fn bad_property(key: &str, value: impl std::fmt::Display, reason: impl std::fmt::Display) -> Error {
-    Error::invalid(format_args!("table property {key} = '{value}'"), reason)
-}
-
 impl WriterOptions {
-    /// The options a table's properties ask for; unknown codecs, bad numbers and metrics
-    /// modes other than `truncate(N)` and `full` are [`Error::InvalidArgument`] /
-    /// [`Error::Unsupported`].
-    pub fn from_properties(props: &HashMap<String, String>) -> Result<Self> {
-        let mut o = Self::default();
-        let level = props
-            .get(COMPRESSION_LEVEL)
-            .map(|l| number(COMPRESSION_LEVEL, l))
-            .transpose()?;
-        if let Some(codec) = props.get(COMPRESSION_CODEC) {
-            o.compression = compression(codec, level)?;
-        } else if let Some(level) = level {
-            o.compression = zstd(level)?;
-        }
-        if let Some(v) = props.get(ROW_GROUP_SIZE_BYTES) {
-            o.row_group_size_bytes = number(ROW_GROUP_SIZE_BYTES, v)?;
-        }
-        if let Some(v) = props.get(PAGE_SIZE_BYTES) {
-            o.page_size_bytes = number(PAGE_SIZE_BYTES, v)?;
-        }
-        if let Some(mode) = props.get(METRICS_DEFAULT) {
-            o.truncate_length = truncate_length(mode)?;
-        }
-        Ok(o)
+    /// The options a table's properties ask for. A value that does not parse, or a level the
+    /// codec does not have, is [`Error::InvalidArgument`] naming the property; the metrics
+    /// modes `none` and `counts` are [`Error::Unsupported`].
+    pub fn from_properties(props: &impl PropertySource) -> Result<Self> {
+        Ok(Self {
+            compression: compression(props)?,
+            row_group_size_bytes: bytes(PARQUET_ROW_GROUP_SIZE_BYTES.get(props)?),
+            row_group_rows: Self::default().row_group_rows,
+            page_size_bytes: bytes(PARQUET_PAGE_SIZE_BYTES.get(props)?),
+            truncate_length: truncate_length(DEFAULT_WRITE_METRICS_MODE.get(props)?)?,
+        })
     }
 
     fn writer_properties(&self) -> WriterProperties {
@@ -129,59 +101,50 @@ impl WriterOptions {
     }
 }
 
-fn number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
-    v.trim()
-        .parse()
-        .map_err(|_| bad_property(key, v, "is not a valid number"))
+/// A byte size as a `usize` (saturating where `usize` is narrower).
+fn bytes(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-fn compression(codec: &str, level: Option<i32>) -> Result<Compression> {
-    let shown = level.map_or_else(|| "default".to_string(), |l| l.to_string());
-    let bad_level = |e: ParquetError| bad_property(COMPRESSION_LEVEL, &shown, e);
+/// The codec and level the properties set; levels default to each codec's own (zstd 3, gzip 6,
+/// brotli 1, as Java's Parquet writer).
+fn compression(props: &impl PropertySource) -> Result<Compression> {
+    let level = PARQUET_COMPRESSION_LEVEL.get(props)?;
+    let bad_level = |e: ParquetError| {
+        PARQUET_COMPRESSION_LEVEL.error(props, format_args!("is not a level of the codec: {e}"))
+    };
     let unsigned = |default: u32| -> Result<u32> {
         level.map_or(Ok(default), |l| {
-            u32::try_from(l).map_err(|_| bad_property(COMPRESSION_LEVEL, l, "is negative"))
+            u32::try_from(l)
+                .map_err(|_| PARQUET_COMPRESSION_LEVEL.error(props, "is not a level of the codec"))
         })
     };
-    Ok(match codec.trim().to_ascii_lowercase().as_str() {
-        "zstd" => zstd(level.unwrap_or(3))?,
-        "gzip" => Compression::GZIP(GzipLevel::try_new(unsigned(6)?).map_err(bad_level)?),
-        "brotli" => Compression::BROTLI(BrotliLevel::try_new(unsigned(1)?).map_err(bad_level)?),
-        "snappy" => Compression::SNAPPY,
-        "lz4" => Compression::LZ4_RAW,
-        "uncompressed" | "none" => Compression::UNCOMPRESSED,
-        other => {
-            return Err(bad_property(
-                COMPRESSION_CODEC,
-                other,
-                "is not a known codec",
-            ));
+    Ok(match PARQUET_COMPRESSION.get(props)? {
+        ParquetCodec::Zstd => {
+            Compression::ZSTD(ZstdLevel::try_new(level.unwrap_or(3)).map_err(bad_level)?)
         }
+        ParquetCodec::Gzip => {
+            Compression::GZIP(GzipLevel::try_new(unsigned(6)?).map_err(bad_level)?)
+        }
+        ParquetCodec::Brotli => {
+            Compression::BROTLI(BrotliLevel::try_new(unsigned(1)?).map_err(bad_level)?)
+        }
+        ParquetCodec::Snappy => Compression::SNAPPY,
+        ParquetCodec::Lz4 => Compression::LZ4_RAW,
+        ParquetCodec::Uncompressed => Compression::UNCOMPRESSED,
     })
 }
 
 /// `truncate(N)` -> N, `full` -> no limit; `none` and `counts` are not supported yet.
-fn truncate_length(mode: &str) -> Result<usize> {
-    let m = mode.trim().to_ascii_lowercase();
-    if m == "full" {
-        return Ok(usize::MAX);
+fn truncate_length(mode: MetricsMode) -> Result<usize> {
+    match mode {
+        MetricsMode::Full => Ok(usize::MAX),
+        MetricsMode::Truncate(n) => Ok(n),
+        MetricsMode::None | MetricsMode::Counts => Err(Error::Unsupported(format!(
+            "{} {mode:?}: only truncate(N) and full are supported",
+            DEFAULT_WRITE_METRICS_MODE.key()
+        ))),
     }
-    if let Some(n) = m
-        .strip_prefix("truncate(")
-        .and_then(|r| r.strip_suffix(')'))
-    {
-        return match n.trim().parse::<usize>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(bad_property(
-                METRICS_DEFAULT,
-                mode,
-                "truncate(N) needs a positive N",
-            )),
-        };
-    }
-    Err(Error::Unsupported(format!(
-        "{METRICS_DEFAULT} '{mode}': only truncate(N) and full are supported"
-    )))
 }
 
 /// Writes Arrow batches (whose schema is [`schema_to_arrow`] of the Iceberg schema, fields

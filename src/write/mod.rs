@@ -22,19 +22,15 @@ mod fanout;
 mod fanout_tests;
 mod sink;
 
-// Lives in `maintenance` (orphan removal builds on it); re-exported for existing callers.
+// Lives in `table` (below every layer that walks a table); re-exported for existing callers.
 pub use crate::table::reachable_files;
 
 pub use crate::table::{
-    FORMAT_VERSION_PROPERTY, TableCreation, arrow_to_iceberg_type, assign_fresh_ids,
-    parse_partition_term, split_terms,
+    TableCreation, arrow_to_iceberg_type, assign_fresh_ids, parse_partition_term, split_terms,
 };
 pub use crate::transaction::WriteTarget;
+pub use append::append_batches;
 pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files};
-pub use append::{TARGET_FILE_SIZE_BYTES, TARGET_FILE_SIZE_DEFAULT, append_batches};
-pub use data_file::{
-    COMPRESSION_CODEC, COMPRESSION_LEVEL, DataFileWriter, METRICS_DEFAULT, PAGE_SIZE_BYTES,
-    ROW_GROUP_SIZE_BYTES, WriterOptions,
-};
+pub use data_file::{DataFileWriter, WriterOptions};
 pub use fanout::split_by_partition;
 pub use sink::{IcebergSink, OnCommit};

@@ -298,7 +298,7 @@ impl<'a> MetadataBuilder<'a> {
     /// then checks the result.
     pub(super) fn finish(self, previous_file: Option<&str>) -> Result<TableMetadata> {
         let structure_changed = self.structure_changed;
-        let next = self.settle(previous_file);
+        let next = self.settle(previous_file)?;
         check_complete(&next, structure_changed)?;
         next.validate().map_err(|e| match e {
             Error::Corrupt { reason, .. } => Error::invalid("table updates", reason),
@@ -308,15 +308,15 @@ impl<'a> MetadataBuilder<'a> {
     }
 
     /// The snapshot log, `last-updated-ms` and the metadata log after the whole list.
-    pub(super) fn settle(mut self, previous_file: Option<&str>) -> TableMetadata {
+    pub(super) fn settle(mut self, previous_file: Option<&str>) -> Result<TableMetadata> {
         self.settle_snapshot_log();
         let newest_added = self.added_snapshots.iter().map(|(_, at)| *at).max();
         let mut next = self.next;
         next.last_updated_ms = newest_added.map_or(self.change_ms, |at| at.max(self.change_ms));
         if let (Some(base), Some(previous)) = (self.base, previous_file) {
-            next.log_previous_file(previous, base.last_updated_ms);
+            next.log_previous_file(previous, base.last_updated_ms)?;
         }
-        next
+        Ok(next)
     }
 }
 

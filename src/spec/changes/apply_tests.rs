@@ -83,7 +83,7 @@ fn a_change_advances_last_updated_and_logs_the_previous_file() {
 fn the_metadata_log_is_trimmed_with_the_properties_after_the_updates() {
     let mut base = table();
     for i in 0..3 {
-        base.log_previous_file(&format!("v{i}.json"), i);
+        base.log_previous_file(&format!("v{i}.json"), i).unwrap();
     }
     let ctx = ApplyContext::new(NOW).with_previous_file("v3.json");
     let limit = TableUpdate::SetProperties {

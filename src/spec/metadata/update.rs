@@ -2,13 +2,9 @@
 //! snapshot ids, the next sequence number, branch heads, and the metadata log's trimming.
 
 use super::{FormatVersion, TableMetadata};
+use crate::error::Result;
+use crate::spec::properties::METADATA_PREVIOUS_VERSIONS_MAX;
 use crate::spec::{MetadataLogEntry, SnapshotRetention};
-
-/// The table property bounding how many previous metadata files the metadata log keeps.
-pub const PREVIOUS_VERSIONS_MAX: &str = "write.metadata.previous-versions-max";
-
-/// Its default (Java's).
-pub const PREVIOUS_VERSIONS_MAX_DEFAULT: usize = 100;
 
 /// A positive snapshot id unlikely to collide: the two halves of a random UUID folded together
 /// (as Java does), with the sign bit cleared.
@@ -36,19 +32,20 @@ impl TableMetadata {
 
     /// Adds `previous` (the metadata file this metadata replaces, last updated at
     /// `previous_updated_ms`) to the metadata log, trimmed to
-    /// `write.metadata.previous-versions-max` entries.
-    pub fn log_previous_file(&mut self, previous: &str, previous_updated_ms: i64) {
+    /// `write.metadata.previous-versions-max` entries (at least 1, as Java keeps). A bad value
+    /// of that property is an error naming it, and nothing is changed.
+    pub fn log_previous_file(&mut self, previous: &str, previous_updated_ms: i64) -> Result<()> {
+        let keep = METADATA_PREVIOUS_VERSIONS_MAX.get(self)?.max(1);
         self.metadata_log.push(MetadataLogEntry {
             metadata_file: previous.to_string(),
             timestamp_ms: previous_updated_ms,
         });
-        let keep = self
-            .property(PREVIOUS_VERSIONS_MAX)
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(PREVIOUS_VERSIONS_MAX_DEFAULT)
-            .max(1);
-        let excess = self.metadata_log.len().saturating_sub(keep);
+        let excess = self
+            .metadata_log
+            .len()
+            .saturating_sub(usize::try_from(keep).unwrap_or(1));
         self.metadata_log.drain(..excess);
+        Ok(())
     }
 }
 
