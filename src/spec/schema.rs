@@ -8,7 +8,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value as JsonValue, json};
 
-use super::types::{NestedField, StructType, Type};
+use super::types::{NestedField, PrimitiveType, StructType, Type};
 use crate::error::{Error, Result};
 
 /// A table schema: a struct type with an id and optional identifier fields.
@@ -60,6 +60,25 @@ impl Schema {
     /// The highest field id in use (0 for an empty schema).
     pub fn highest_field_id(&self) -> i32 {
         self.index.keys().copied().max().unwrap_or(0)
+    }
+
+    /// The first field (by id) that only format version 3 allows, as Java's
+    /// `Schema.checkCompatibility` decides: a `timestamp_ns` / `timestamptz_ns` or other v3 type,
+    /// or an `initial-default` / `write-default`.
+    pub fn field_needing_v3(&self) -> Option<&Arc<NestedField>> {
+        (1..=self.highest_field_id())
+            .filter_map(|id| self.field_by_id(id))
+            .find(|f| {
+                let v3_type = matches!(
+                    f.field_type,
+                    Type::Primitive(
+                        PrimitiveType::TimestampNs
+                            | PrimitiveType::TimestamptzNs
+                            | PrimitiveType::Unsupported(_)
+                    )
+                );
+                v3_type || f.initial_default.is_some() || f.write_default.is_some()
+            })
     }
 
     /// The spec's JSON form.

@@ -506,29 +506,13 @@ fn fresh_type(t: &Type, next: &mut i32) -> Type {
 /// Rejects the types (and defaults) a format version does not have: `timestamp_ns`,
 /// `timestamptz_ns`, `variant`, `geometry`, ... and `initial-default` need v3.
 fn check_types_allowed(schema: &Schema, version: FormatVersion) -> Result<()> {
-    if version >= FormatVersion::V3 {
-        return Ok(());
+    match schema.field_needing_v3() {
+        Some(f) if version < FormatVersion::V3 => Err(Error::invalid(
+            format_args!("column '{}' ({})", f.name, f.field_type),
+            format_args!("needs format version 3, the table is v{}", version.number()),
+        )),
+        _ => Ok(()),
     }
-    for id in 1..=schema.highest_field_id() {
-        let Some(f) = schema.field_by_id(id) else {
-            continue;
-        };
-        let v3_type = matches!(
-            f.field_type,
-            Type::Primitive(
-                PrimitiveType::TimestampNs
-                    | PrimitiveType::TimestamptzNs
-                    | PrimitiveType::Unsupported(_)
-            )
-        );
-        if v3_type || f.initial_default.is_some() || f.write_default.is_some() {
-            return Err(Error::invalid(
-                format_args!("column '{}' ({})", f.name, f.field_type),
-                format_args!("needs format version 3, the table is v{}", version.number()),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// An Arrow field as an Iceberg field (id 0: ids are assigned afterwards).

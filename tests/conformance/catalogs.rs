@@ -49,6 +49,27 @@ fn catalogs(kind: Kind, dir: &Path) -> (Arc<dyn Catalog>, Arc<dyn Catalog>) {
     }
 }
 
+/// Two instances of one catalog with namespace `db` and an empty table `db.t`, created
+/// through the first.
+async fn with_table(
+    kind: Kind,
+) -> (
+    tempfile::TempDir,
+    Arc<dyn Catalog>,
+    Arc<dyn Catalog>,
+    TableIdent,
+    Table,
+) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b) = catalogs(kind, tmp.path());
+    a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+        .await
+        .expect("namespace");
+    let t = ident(&["db"], "t");
+    let created = a.create_table(&t, &creation()).await.expect("create");
+    (tmp, a, b, t, created)
+}
+
 fn namespace(levels: &[&str]) -> Namespace {
     Namespace::new(levels.iter().copied()).expect("namespace")
 }
@@ -99,13 +120,7 @@ fn total_records(table: &Table) -> i64 {
 #[tokio::test]
 async fn a_second_writer_sees_every_commit() {
     for kind in KINDS {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let (a, b) = catalogs(kind, tmp.path());
-        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
-            .await
-            .expect("namespace");
-        let t = ident(&["db"], "t");
-        let created = a.create_table(&t, &creation()).await.expect("create");
+        let (_tmp, a, b, t, created) = with_table(kind).await;
         assert!(b.table_exists(&t).await.expect("exists"), "{kind:?}");
         let seen = b.load_table(&t).await.expect("load");
         assert_eq!(seen.metadata().table_uuid, created.metadata().table_uuid);
@@ -143,13 +158,7 @@ async fn a_second_writer_sees_every_commit() {
 #[tokio::test]
 async fn a_requirement_that_does_not_hold_is_a_conflict_and_changes_nothing() {
     for kind in KINDS {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let (a, b) = catalogs(kind, tmp.path());
-        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
-            .await
-            .expect("namespace");
-        let t = ident(&["db"], "t");
-        let created = a.create_table(&t, &creation()).await.expect("create");
+        let (_tmp, a, b, t, created) = with_table(kind).await;
         let stale = b.load_table(&t).await.expect("load");
         let appended = append(&a, &t, created, &[1]).await;
 
@@ -214,13 +223,7 @@ async fn a_requirement_that_does_not_hold_is_a_conflict_and_changes_nothing() {
 #[tokio::test]
 async fn racing_writers_all_commit_through_retries() {
     for kind in KINDS {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let (a, b) = catalogs(kind, tmp.path());
-        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
-            .await
-            .expect("namespace");
-        let t = ident(&["db"], "t");
-        let created = a.create_table(&t, &creation()).await.expect("create");
+        let (_tmp, a, b, t, created) = with_table(kind).await;
         // Every writer starts from the same version: all but one lose their first race.
         let writers = (0..8).map(|i| {
             let catalog = if i % 2 == 0 {
@@ -328,13 +331,7 @@ async fn names_with_dots_and_unicode_round_trip() {
 #[tokio::test]
 async fn tables_are_created_once_and_dropped_with_or_without_their_files() {
     for kind in KINDS {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let (a, b) = catalogs(kind, tmp.path());
-        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
-            .await
-            .expect("namespace");
-        let t = ident(&["db"], "t");
-        let created = a.create_table(&t, &creation()).await.expect("create");
+        let (_tmp, a, b, t, created) = with_table(kind).await;
         let again = b.create_table(&t, &creation()).await;
         assert!(
             matches!(again, Err(Error::AlreadyExists { .. })),

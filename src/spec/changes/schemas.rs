@@ -6,7 +6,7 @@ use super::apply::{MetadataBuilder, Outcome, Refused, refuse};
 use super::update::LAST_ADDED;
 use crate::spec::metadata::FormatVersion;
 use crate::spec::partition::PARTITION_DATA_ID_START;
-use crate::spec::types::{NestedField, PrimitiveType, StructType, Type};
+use crate::spec::types::Type;
 use crate::spec::{PartitionSpec, Schema, SortOrder, Transform};
 
 impl MetadataBuilder<'_> {
@@ -323,53 +323,14 @@ fn binds(
 /// `timestamptz_ns`, `variant`, `geometry`, `unknown`, ... and `initial-default` /
 /// `write-default` need v3.
 fn fields_allowed(schema: &Schema, version: FormatVersion) -> Result<(), Refused> {
-    if version >= FormatVersion::V3 {
-        return Ok(());
-    }
-    let mut fields = Vec::new();
-    collect_fields(&schema.fields, &mut fields);
-    for f in fields {
-        let v3_type = matches!(
+    match schema.field_needing_v3() {
+        Some(f) if version < FormatVersion::V3 => refuse(format!(
+            "column '{}' ({}) needs format version 3, the table is v{}",
+            f.name,
             f.field_type,
-            Type::Primitive(
-                PrimitiveType::TimestampNs
-                    | PrimitiveType::TimestamptzNs
-                    | PrimitiveType::Unsupported(_)
-            )
-        );
-        if v3_type || f.initial_default.is_some() || f.write_default.is_some() {
-            return refuse(format!(
-                "column '{}' ({}) needs format version 3, the table is v{}",
-                f.name,
-                f.field_type,
-                version.number()
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn collect_fields<'a>(s: &'a StructType, out: &mut Vec<&'a NestedField>) {
-    for f in &s.fields {
-        out.push(f);
-        collect_type(&f.field_type, out);
-    }
-}
-
-fn collect_type<'a>(t: &'a Type, out: &mut Vec<&'a NestedField>) {
-    match t {
-        Type::Primitive(_) => {}
-        Type::Struct(s) => collect_fields(s, out),
-        Type::List(l) => {
-            out.push(&l.element_field);
-            collect_type(&l.element_field.field_type, out);
-        }
-        Type::Map(m) => {
-            for f in [&m.key_field, &m.value_field] {
-                out.push(f);
-                collect_type(&f.field_type, out);
-            }
-        }
+            version.number()
+        )),
+        _ => Ok(()),
     }
 }
 
