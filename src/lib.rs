@@ -56,7 +56,6 @@ pub mod expr;
 pub mod fuzzing;
 pub mod io;
 pub mod maintenance;
-pub mod manage;
 pub mod metadata_tables;
 mod provider;
 pub mod scan;

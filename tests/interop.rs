@@ -24,7 +24,7 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use icefloe::Relocation;
 use icefloe::WriteTarget;
 use icefloe::catalog::SqliteCatalog;
-use icefloe::manage::{BranchRetention, ExpireSnapshots, SnapshotManager};
+use icefloe::maintenance::{BranchRetention, ExpireSnapshots, SnapshotManager};
 use icefloe::session::register_catalog_as_default;
 use icefloe::spec::{Schema, Transform};
 use icefloe::to_arrow::schema_to_arrow;

@@ -1,5 +1,5 @@
 //! The maintenance commands: `icefloe branch`, `tag`, `rollback` and `expire`, over
-//! [`crate::manage::SnapshotManager`]. Each prints what it did, as sentences or one JSON object.
+//! [`crate::maintenance::SnapshotManager`]. Each prints what it did, as sentences or one JSON object.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -15,10 +15,10 @@ use super::{CliError, CliResult};
 use crate::Table;
 use crate::catalog::SqliteCatalog;
 use crate::io::FileIO;
+use crate::maintenance::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::maintenance::{
     OrphanFiles, check_table, remove_orphan_files, rewrite_manifests_with_progress,
 };
-use crate::manage::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::spec::selection::parse_timestamp_ms;
 use crate::table::locate::{Access, current_version, is_metadata_file, table_dir_of};
 use crate::write::WriteTarget;

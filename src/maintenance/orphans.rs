@@ -21,7 +21,7 @@
 //! was loaded are not known to the walk, so only the threshold keeps them (Java's default, three
 //! days, is [`OrphanFiles::new`]'s).
 
-use crate::manage::Progress;
+use crate::maintenance::Progress;
 use std::collections::BTreeSet;
 
 use futures::{StreamExt, TryStreamExt, stream};

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 
 use crate::error::{Error, Result};
-use crate::manage::Progress;
+use crate::maintenance::Progress;
 use crate::scan::read_manifest_list;
 use crate::scan::read_manifests;
 use crate::spec::properties::MANIFEST_TARGET_SIZE_BYTES;

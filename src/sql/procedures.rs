@@ -31,7 +31,7 @@ use futures::future::BoxFuture;
 use futures::stream;
 
 use crate::io::{FileIO, Relocation};
-use crate::manage::{ExpireSnapshots, SnapshotManager};
+use crate::maintenance::{ExpireSnapshots, SnapshotManager};
 use crate::session::IcebergCatalogs;
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
@@ -275,8 +275,8 @@ async fn run_procedure(
     manager: &SnapshotManager,
     call: &ProcedureCall,
 ) -> crate::Result<(String, String)> {
+    use crate::maintenance::BranchRetention;
     use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
-    use crate::manage::BranchRetention;
     let name = |i: usize| call.names.get(i).cloned().unwrap_or_default();
     let (text, number) = (name(0), call.number);
     Ok(match kind {

@@ -491,7 +491,7 @@ impl Action for RemoveProperties {
 }
 
 /// Expires snapshots by the table's retention policy (`history.expire.*`, each ref's own
-/// settings), with the options of [`crate::manage::ExpireSnapshots`]: the metadata change
+/// settings), with the options of [`crate::maintenance::ExpireSnapshots`]: the metadata change
 /// only. Deleting the files that only expired snapshots reached is the caller's (after the
 /// commit).
 #[derive(Debug, Clone)]

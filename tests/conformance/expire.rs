@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use datafusion::prelude::SessionContext;
 use icefloe::maintenance::reachable_files;
-use icefloe::manage::{ExpireSnapshots, SnapshotManager};
+use icefloe::maintenance::{ExpireSnapshots, SnapshotManager};
 use icefloe::spec::SnapshotSelector;
 use icefloe::{FileIO, IcebergTableProvider, Relocation, Table, WriteTarget};
 

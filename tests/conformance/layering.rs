@@ -18,7 +18,6 @@ const LAYERS: &[&str] = &[
     "transaction",
     "commit",
     "write",
-    "manage",
     "maintenance",
     "metadata_tables",
     "provider",

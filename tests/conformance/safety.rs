@@ -11,7 +11,7 @@ use datafusion::arrow::array::{Int64Array, RecordBatch};
 use icefloe::catalog::SqliteCatalog;
 use icefloe::commit::{AppendFiles, append};
 use icefloe::io::KeptReason;
-use icefloe::manage::{ExpireSnapshots, SnapshotManager};
+use icefloe::maintenance::{ExpireSnapshots, SnapshotManager};
 use icefloe::scan::{read_manifest, read_manifest_list};
 use icefloe::spec::{DataFile, NestedField, PrimitiveType, Schema};
 use icefloe::to_arrow::schema_to_arrow;

@@ -5,11 +5,11 @@
 //!
 //! ```no_run
 //! # async fn example(io: icefloe::FileIO) -> icefloe::Result<()> {
-//! use icefloe::manage::{ExpireSnapshots, SnapshotManager};
+//! use icefloe::maintenance::{ExpireSnapshots, SnapshotManager};
 //! let manager = SnapshotManager::new(icefloe::WriteTarget::directory(&io, "/wh/db/t")?);
 //! manager.create_tag("v1", None, None).await?;
 //! let report = manager
-//!     .expire_snapshots(&ExpireSnapshots { retain_last: Some(10), ..Default::default() })
+//!     .expire_snapshots(&ExpireSnapshots::new().with_retain_last(10))
 //!     .await?;
 //! println!("expired {:?}, deleted {} files", report.expired, report.deleted_files.len());
 //! # Ok(())
@@ -83,6 +83,49 @@ pub struct ExpireSnapshots {
     pub now_ms: Option<i64>,
     /// Told `(deleted, total)` while files are deleted.
     pub progress: Progress,
+}
+
+impl ExpireSnapshots {
+    /// Expiration by the table's retention policy alone, now, deleting what it frees.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Snapshots older than `timestamp_ms` may expire (see [`Self::older_than_ms`]).
+    pub fn with_older_than_ms(mut self, timestamp_ms: i64) -> Self {
+        self.older_than_ms = Some(timestamp_ms);
+        self
+    }
+
+    /// Each branch without its own setting keeps `n` snapshots (see [`Self::retain_last`]).
+    pub fn with_retain_last(mut self, n: i32) -> Self {
+        self.retain_last = Some(n);
+        self
+    }
+
+    /// Also expires these snapshots.
+    pub fn with_snapshot_ids(mut self, ids: impl IntoIterator<Item = i64>) -> Self {
+        self.snapshot_ids = ids.into_iter().collect();
+        self
+    }
+
+    /// Only reports what would be expired and deleted.
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
+    /// Evaluates the policy as if it were `now_ms`.
+    pub fn with_now_ms(mut self, now_ms: i64) -> Self {
+        self.now_ms = Some(now_ms);
+        self
+    }
+
+    /// Tells `progress` while files are deleted.
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = progress;
+        self
+    }
 }
 
 /// What an expiration did (or, dry, would do).
@@ -378,5 +421,5 @@ fn is_metadata_file(path: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "manage_tests.rs"]
+#[path = "snapshots_tests.rs"]
 mod tests;
