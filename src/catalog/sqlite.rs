@@ -460,11 +460,7 @@ impl SqliteCatalog {
             return Err(self.exists_error(namespace, table));
         }
         let metadata = creation.metadata(location)?;
-        let path = format!(
-            "{}/metadata/00000-{}.metadata.json",
-            metadata.location,
-            uuid::Uuid::new_v4()
-        );
+        let path = first_metadata_location(&metadata.location);
         let bytes = metadata_bytes(&metadata, &path)?;
         if !self.io.write_new(&path, bytes).await? {
             return Err(self.exists_error(namespace, table));
@@ -806,11 +802,7 @@ impl SqliteCatalog {
         check_requirements(&qualified, requirements, None)?;
         let location = self.default_table_location(&namespace, &ident.name)?;
         let metadata = created_metadata(updates, &location)?;
-        let path = format!(
-            "{}/metadata/00000-{}.metadata.json",
-            metadata.location.trim_end_matches('/'),
-            uuid::Uuid::new_v4()
-        );
+        let path = first_metadata_location(&metadata.location);
         let bytes = metadata_bytes(&metadata, &path)?;
         if !claim(&self.io, &qualified, &path, bytes).await? {
             return Err(Error::CommitConflict {
@@ -987,6 +979,15 @@ impl Catalog for SqliteCatalog {
         delete_dropped_metadata_files(base.io(), base.metadata(), &next).await;
         Ok(Table::from_parts(base.io().clone(), path, Arc::new(next)))
     }
+}
+
+/// A new catalog table's first metadata file: `<location>/metadata/00000-<uuid>.metadata.json`.
+fn first_metadata_location(table_location: &str) -> String {
+    format!(
+        "{}/metadata/00000-{}.metadata.json",
+        table_location.trim_end_matches('/'),
+        uuid::Uuid::new_v4()
+    )
 }
 
 /// A catalog table's next metadata file: `NNNNN-uuid.metadata.json`, numbered after the
