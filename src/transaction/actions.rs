@@ -423,69 +423,74 @@ impl Action for MoveBranch {
     }
 }
 
-/// Sets table properties.
-#[derive(Debug, Clone)]
-pub struct SetProperties {
+/// Sets and removes table properties (removing an absent one changes nothing).
+#[derive(Debug, Clone, Default)]
+pub struct UpdateProperties {
     updates: BTreeMap<String, String>,
-}
-
-impl SetProperties {
-    /// Sets `properties`.
-    pub fn new<K: Into<String>, V: Into<String>>(
-        properties: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        Self {
-            updates: properties
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
-        }
-    }
-}
-
-#[async_trait]
-impl Action for SetProperties {
-    async fn changes(
-        &mut self,
-        _context: &CommitContext<'_>,
-        _current: &TableMetadata,
-    ) -> Result<Changes> {
-        Ok(Changes {
-            requirements: Vec::new(),
-            updates: vec![TableUpdate::SetProperties {
-                updates: self.updates.clone(),
-            }],
-        })
-    }
-}
-
-/// Removes table properties (absent ones are ignored).
-#[derive(Debug, Clone)]
-pub struct RemoveProperties {
     removals: Vec<String>,
 }
 
-impl RemoveProperties {
+impl UpdateProperties {
+    /// Sets `properties`.
+    pub fn set<K: Into<String>, V: Into<String>>(
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Self::default().and_set(properties)
+    }
+
     /// Removes `keys`.
-    pub fn new<K: Into<String>>(keys: impl IntoIterator<Item = K>) -> Self {
-        Self {
-            removals: keys.into_iter().map(Into::into).collect(),
-        }
+    pub fn remove<K: Into<String>>(keys: impl IntoIterator<Item = K>) -> Self {
+        Self::default().and_remove(keys)
+    }
+
+    /// Also sets `properties`.
+    pub fn and_set<K: Into<String>, V: Into<String>>(
+        mut self,
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let set = properties.into_iter().map(|(k, v)| (k.into(), v.into()));
+        self.updates.extend(set);
+        self
+    }
+
+    /// Also removes `keys`.
+    pub fn and_remove<K: Into<String>>(mut self, keys: impl IntoIterator<Item = K>) -> Self {
+        self.removals.extend(keys.into_iter().map(Into::into));
+        self
     }
 }
 
 #[async_trait]
-impl Action for RemoveProperties {
+impl Action for UpdateProperties {
+    fn validate(&self, _base: &TableMetadata, _current: &TableMetadata) -> Result<()> {
+        match self.removals.iter().find(|k| self.updates.contains_key(*k)) {
+            Some(key) => Err(Error::invalid(
+                format!("table property {key}"),
+                "it is both set and removed",
+            )),
+            None => Ok(()),
+        }
+    }
+
     async fn changes(
         &mut self,
         _context: &CommitContext<'_>,
         _current: &TableMetadata,
     ) -> Result<Changes> {
+        let mut updates = Vec::new();
+        if !self.updates.is_empty() {
+            updates.push(TableUpdate::SetProperties {
+                updates: self.updates.clone(),
+            });
+        }
+        if !self.removals.is_empty() {
+            updates.push(TableUpdate::RemoveProperties {
+                removals: self.removals.clone(),
+            });
+        }
         Ok(Changes {
             requirements: Vec::new(),
-            updates: vec![TableUpdate::RemoveProperties {
-                removals: self.removals.clone(),
-            }],
+            updates,
         })
     }
 }

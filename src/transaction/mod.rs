@@ -50,8 +50,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 pub use actions::{
-    BranchRetention, ExpireSnapshots, FastAppend, MoveBranch, RemoveProperties, RemoveRef,
-    SetProperties, SetRef,
+    BranchRetention, ExpireSnapshots, FastAppend, MoveBranch, RemoveRef, SetRef, UpdateProperties,
 };
 pub use producer::SnapshotProducer;
 pub use retry::RetryPolicy;
@@ -181,12 +180,12 @@ impl Transaction {
         self,
         properties: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.with_action(SetProperties::new(properties))
+        self.with_action(UpdateProperties::set(properties))
     }
 
     /// Removes table properties.
     pub fn remove_properties<K: Into<String>>(self, keys: impl IntoIterator<Item = K>) -> Self {
-        self.with_action(RemoveProperties::new(keys))
+        self.with_action(UpdateProperties::remove(keys))
     }
 
     /// Creates tag `name` at `snapshot_id` (default: the current snapshot).
