@@ -126,8 +126,16 @@ impl DirectoryCatalog {
             .any(|n| is_metadata_file(n) || VERSION_HINTS.contains(&n.as_str())))
     }
 
-    fn not_found(&self, ident: &TableIdent) -> Error {
-        Error::not_found(format!("table {ident} in catalog {}", self.name))
+    /// `err` of loading `ident`: a directory without metadata is the table not found (the
+    /// loader's error kept as the source).
+    fn load_error(&self, ident: &TableIdent, err: Error) -> Error {
+        match err {
+            Error::NotFound { .. } => Error::NotFound {
+                what: format!("table {ident} in catalog {}", self.name),
+                source: Some(Box::new(err)),
+            },
+            other => other,
+        }
     }
 
     fn namespace_not_found(&self, namespace: &Namespace) -> Error {
@@ -138,10 +146,9 @@ impl DirectoryCatalog {
     /// with its version number.
     async fn load_for_commit(&self, ident: &TableIdent) -> Result<(Table, u64)> {
         let location = self.table_location(ident)?;
-        if !self.is_table(&location).await? {
-            return Err(self.not_found(ident));
-        }
-        Table::load_version_for_write(self.io.clone(), &location).await
+        Table::load_version_for_write(self.io.clone(), &location)
+            .await
+            .map_err(|e| self.load_error(ident, e))
     }
 
     /// Creates the table from `metadata`: `v1.metadata.json` by create-if-absent, then the hint.
@@ -354,10 +361,9 @@ impl Catalog for DirectoryCatalog {
 
     async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
         let location = self.table_location(ident)?;
-        if !self.is_table(&location).await? {
-            return Err(self.not_found(ident));
-        }
-        Table::load(self.io.clone(), &location).await
+        Table::load(self.io.clone(), &location)
+            .await
+            .map_err(|e| self.load_error(ident, e))
     }
 
     async fn load_table_for_write(&self, ident: &TableIdent) -> Result<Table> {

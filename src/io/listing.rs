@@ -41,13 +41,7 @@ impl FileIO {
     /// (see the module docs).
     pub async fn list_files(&self, location: &str) -> Result<Listing> {
         if let Some(dir) = self.local_path(location) {
-            let shown = location.to_string();
-            return tokio::task::spawn_blocking(move || walk_local(&dir, &shown))
-                .await
-                .map_err(|e| Error::Io {
-                    path: location.to_string(),
-                    source: Box::new(e),
-                })?;
+            return super::local_blocking(location, dir, walk_local).await;
         }
         let r = self.resolve(location)?;
         let files = r

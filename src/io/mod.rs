@@ -353,13 +353,7 @@ impl FileIO {
     /// directory has none). Local symbolic links are not followed: a link is not a directory.
     pub async fn list_subdirs(&self, location: &str) -> Result<Vec<String>> {
         if let Some(dir) = self.local_path(location) {
-            let shown = location.to_string();
-            return tokio::task::spawn_blocking(move || local_subdirs(&dir, &shown))
-                .await
-                .map_err(|e| Error::Io {
-                    path: location.to_string(),
-                    source: Box::new(e),
-                })?;
+            return local_blocking(location, dir, local_subdirs).await;
         }
         let r = self.resolve(location)?;
         let listed = r
@@ -413,6 +407,21 @@ pub(crate) fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+/// Runs `walk` on the local directory `dir` (the location `shown`) on a blocking thread.
+pub(crate) async fn local_blocking<T: Send + 'static>(
+    shown: &str,
+    dir: std::path::PathBuf,
+    walk: fn(&std::path::Path, &str) -> Result<T>,
+) -> Result<T> {
+    let location = shown.to_string();
+    tokio::task::spawn_blocking(move || walk(&dir, &location))
+        .await
+        .map_err(|e| Error::Io {
+            path: shown.to_string(),
+            source: Box::new(e),
+        })?
 }
 
 /// The directories directly in a local directory, by name, sorted (none when it is missing).
