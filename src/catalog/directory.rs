@@ -16,9 +16,11 @@
 //! it; creating one there is not supported. Renaming and registering are not supported: a
 //! table's files record its location, so a directory table cannot be moved by the catalog.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 
 use super::commit::{
     check_requirements, claim, created_metadata, creates, delete_dropped_metadata_files,
@@ -32,7 +34,7 @@ use crate::spec::{TableMetadata, TableRequirement, TableUpdate};
 use crate::table::Table;
 use crate::table::TableCreation;
 use crate::table::locate::{
-    VERSION_HINTS, is_metadata_file, metadata_file_version, write_version_hint,
+    VERSION_HINTS, is_metadata_file, metadata_file_version, successor_exists, write_version_hint,
 };
 
 /// Tables as directories under a root (see the module docs).
@@ -41,6 +43,17 @@ pub struct DirectoryCatalog {
     name: String,
     root: String,
     io: FileIO,
+    /// The version of each table this catalog (or a clone) last loaded strictly or committed.
+    known: Arc<Mutex<HashMap<String, Known>>>,
+}
+
+/// A version of a table found current beyond doubt (a strict load, or this catalog's own
+/// commit), and the bytes of its metadata file.
+#[derive(Debug, Clone)]
+struct Known {
+    table: Table,
+    version: u64,
+    bytes: Bytes,
 }
 
 impl DirectoryCatalog {
@@ -58,6 +71,7 @@ impl DirectoryCatalog {
             name: root.clone(),
             root,
             io,
+            known: Arc::default(),
         })
     }
 
@@ -144,11 +158,63 @@ impl DirectoryCatalog {
 
     /// The table's current version for a commit (strict: [`Table::load_version_for_write`])
     /// with its version number.
+    ///
+    /// A version this catalog found current before is reused without listing `metadata/`
+    /// again while it still is, beyond doubt: no next version exists in any `vN` naming and
+    /// its metadata file still holds exactly the bytes it had (a table dropped and created
+    /// again under the name has other bytes there: at least its uuid differs). Each commit so
+    /// lists the directory once, not twice (the transaction's refresh and the commit).
     async fn load_for_commit(&self, ident: &TableIdent) -> Result<(Table, u64)> {
         let location = self.table_location(ident)?;
-        Table::load_version_for_write(self.io.clone(), &location)
+        if let Some(known) = self.still_current(&location).await? {
+            return Ok((known.table, known.version));
+        }
+        let (table, version) = Table::load_version_for_write(self.io.clone(), &location)
             .await
-            .map_err(|e| self.load_error(ident, e))
+            .map_err(|e| self.load_error(ident, e))?;
+        self.remember(&location, &table, version, None).await;
+        Ok((table, version))
+    }
+
+    /// The known version of the table at `location` if it is still the current one.
+    async fn still_current(&self, location: &str) -> Result<Option<Known>> {
+        let known = lock(&self.known).get(location).cloned();
+        let Some(known) = known else {
+            return Ok(None);
+        };
+        let path = known.table.metadata_location();
+        if successor_exists(&self.io, path, known.version).await? != Some(false) {
+            return Ok(None);
+        }
+        match self.read_metadata_file(path).await {
+            Some(bytes) if bytes == known.bytes => Ok(Some(known)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The bytes of a metadata file (`None` when it cannot be read within the limit).
+    async fn read_metadata_file(&self, path: &str) -> Option<Bytes> {
+        let limit = self.io.read_limits().metadata_bytes;
+        self.io.read_bounded(path, limit).await.ok()
+    }
+
+    /// Records `table` (version `version`, its metadata file holding `bytes`, read when not
+    /// given) as found current beyond doubt.
+    async fn remember(&self, location: &str, table: &Table, version: u64, bytes: Option<Bytes>) {
+        let bytes = match bytes {
+            Some(bytes) => Some(bytes),
+            None => self.read_metadata_file(table.metadata_location()).await,
+        };
+        let entry = bytes.map(|bytes| Known {
+            table: table.clone(),
+            version,
+            bytes,
+        });
+        let mut known = lock(&self.known);
+        match entry {
+            Some(entry) => known.insert(location.to_string(), entry),
+            None => known.remove(location),
+        };
     }
 
     /// Creates the table from `metadata`: `v1.metadata.json` by create-if-absent, then the hint.
@@ -200,6 +266,13 @@ fn no_parent(location: &str) -> Error {
         format!("table location {location}"),
         "a table directory needs a parent directory",
     )
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every update is one insert or removal: a poisoned lock still holds consistent data.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Refuses a namespace level or table name that is not one directory name.
@@ -371,21 +444,12 @@ impl Catalog for DirectoryCatalog {
     }
 
     async fn refresh(&self, ident: &TableIdent, known: &Table) -> Result<Option<Table>> {
-        let name = known
-            .metadata_location()
-            .rsplit('/')
-            .next()
-            .unwrap_or_default();
-        let version = metadata_file_version(name).filter(|_| name.starts_with('v'));
-        if let Some(version) = version {
-            let next = format!(
-                "{}/metadata/v{}.metadata.json",
-                known.metadata().location.trim_end_matches('/'),
-                version + 1
-            );
-            if !known.io().exists(&next).await? {
-                return Ok(None);
-            }
+        let path = known.metadata_location();
+        let name = path.rsplit('/').next().unwrap_or_default();
+        if let Some(version) = metadata_file_version(name)
+            && successor_exists(known.io(), path, version).await? == Some(false)
+        {
+            return Ok(None);
         }
         let current = self.load_for_commit(ident).await?.0;
         Ok((current.metadata_location() != known.metadata_location()).then_some(current))
@@ -406,6 +470,7 @@ impl Catalog for DirectoryCatalog {
 
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let (table, _) = self.load_for_commit(ident).await?;
+        lock(&self.known).remove(&self.table_location(ident)?);
         let metadata = table.metadata();
         let scope = TableScope::new(table.io(), &metadata.location)?;
         let purged = match purge && GC_ENABLED.get(metadata.as_ref())? {
@@ -468,7 +533,7 @@ impl Catalog for DirectoryCatalog {
             version + 1
         );
         let bytes = metadata_bytes(&next, &path)?;
-        if !claim(&self.io, &name, &path, bytes).await? {
+        if !claim(&self.io, &name, &path, bytes.clone()).await? {
             return Err(Error::CommitConflict {
                 table: name,
                 reason: format!("another writer created {path} first"),
@@ -476,11 +541,11 @@ impl Catalog for DirectoryCatalog {
         }
         write_version_hint(&self.io, &base.metadata().location, version + 1).await;
         delete_dropped_metadata_files(base.io(), base.metadata(), &next).await;
-        Ok(Table::from_parts(
-            base.io().clone(),
-            path,
-            std::sync::Arc::new(next),
-        ))
+        let committed = Table::from_parts(base.io().clone(), path, Arc::new(next));
+        let location = self.table_location(ident)?;
+        self.remember(&location, &committed, version + 1, Some(bytes))
+            .await;
+        Ok(committed)
     }
 }
 

@@ -147,3 +147,91 @@ async fn an_unknown_table_is_not_found_naming_it() {
     let err = catalog.drop_table(&ident, false).await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
 }
+
+const FIRST_UUID: &str = "9c12d441-03fe-4693-9a96-a0705ddf69c1";
+
+fn uuid_is(uuid: &str) -> TableRequirement {
+    TableRequirement::AssertTableUuid {
+        uuid: uuid.to_string(),
+    }
+}
+
+fn set_property(key: &str) -> TableUpdate {
+    TableUpdate::SetProperties {
+        updates: BTreeMap::from([(key.to_string(), "1".to_string())]),
+    }
+}
+
+/// The catalog reuses a version it found current only while its file holds the same bytes:
+/// a table dropped and created again under the name (same version number, same size) is
+/// loaded anew, so a commit asserting the old uuid is refused and the new table untouched.
+#[tokio::test]
+async fn a_table_replaced_under_its_name_is_never_committed_on_from_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = catalog(tmp.path());
+    table_at(&tmp.path().join("t"));
+    let ident = TableIdent::new(Namespace::root(), "t").unwrap();
+    let before = catalog.load_table_for_write(&ident).await.unwrap();
+    assert_eq!(before.metadata().table_uuid.as_deref(), Some(FIRST_UUID));
+
+    // Another process drops the table and creates one of the same shape: v1 again, with
+    // another uuid of the same length.
+    let other_uuid = "0b6a7e6c-2f3d-4d59-8d6b-6c1f7f1f2a10";
+    let path = tmp.path().join("t/metadata/v1.metadata.json");
+    let replaced = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(FIRST_UUID, other_uuid);
+    std::fs::remove_file(&path).unwrap();
+    write(&path, replaced.as_bytes());
+
+    let err = catalog
+        .commit_table(&ident, &[uuid_is(FIRST_UUID)], &[set_property("stale")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+    assert!(!tmp.path().join("t/metadata/v2.metadata.json").exists());
+
+    // The same commit on the table as it now is goes through, and the next one builds on it.
+    let committed = catalog
+        .commit_table(&ident, &[uuid_is(other_uuid)], &[set_property("a")])
+        .await
+        .unwrap();
+    assert!(committed.metadata_location().ends_with("/v2.metadata.json"));
+    let next = catalog
+        .commit_table(&ident, &[uuid_is(other_uuid)], &[set_property("b")])
+        .await
+        .unwrap();
+    assert!(next.metadata_location().ends_with("/v3.metadata.json"));
+    assert_eq!(next.metadata().property("a"), Some("1"));
+}
+
+/// A newer version written by another writer in another `vN` naming (gzip, as Java writes
+/// with compression on) is never passed over by the remembered version.
+#[tokio::test]
+async fn a_newer_version_in_another_naming_ends_the_remembered_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = catalog(tmp.path());
+    table_at(&tmp.path().join("t"));
+    let ident = TableIdent::new(Namespace::root(), "t").unwrap();
+    catalog
+        .commit_table(&ident, &[uuid_is(FIRST_UUID)], &[set_property("a")])
+        .await
+        .unwrap();
+    let v2 = std::fs::read(tmp.path().join("t/metadata/v2.metadata.json")).unwrap();
+    let v3 = String::from_utf8(v2)
+        .unwrap()
+        .replace("\"a\"", "\"from-java\"");
+    write(
+        &tmp.path().join("t/metadata/v3.gz.metadata.json"),
+        &crate::catalog::test_support::gzip(v3.as_bytes()),
+    );
+    let current = catalog.load_table_for_write(&ident).await.unwrap();
+    assert!(
+        current
+            .metadata_location()
+            .ends_with("/v3.gz.metadata.json"),
+        "{}",
+        current.metadata_location()
+    );
+    assert_eq!(current.metadata().property("from-java"), Some("1"));
+}

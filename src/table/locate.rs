@@ -28,10 +28,12 @@
 
 use bytes::Bytes;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::io::FileIO;
+use crate::io::{FileIO, location_key};
 use crate::spec::TableMetadata;
+use crate::table::cache::{Cached, ManifestCache};
 
 /// The names a version hint may have, in the order they are tried.
 pub const VERSION_HINTS: [&str; 2] = ["version-hint.text", "version-hint.txt"];
@@ -101,7 +103,7 @@ pub struct CurrentVersion {
     /// The current metadata file.
     pub metadata_location: String,
     /// Its parsed contents.
-    pub metadata: TableMetadata,
+    pub metadata: Arc<TableMetadata>,
     /// Its version number.
     pub version: u64,
     /// How it was found.
@@ -138,7 +140,7 @@ pub async fn locate_metadata(io: &FileIO, location: &str) -> Result<String> {
 
 /// Like [`locate_metadata`], but also returns the parsed metadata, so that a table directory's
 /// metadata file is read and parsed once.
-pub async fn locate_and_load(io: &FileIO, location: &str) -> Result<(String, TableMetadata)> {
+pub async fn locate_and_load(io: &FileIO, location: &str) -> Result<(String, Arc<TableMetadata>)> {
     if is_metadata_file(location) {
         let metadata = load_metadata(io, location).await?;
         return Ok((location.to_string(), metadata));
@@ -231,6 +233,35 @@ pub fn table_dir_of(location: &str) -> Option<String> {
     (last == "metadata" && !table_dir.is_empty()).then(|| table_dir.to_string())
 }
 
+/// Whether version `version + 1` exists beside the current metadata file `metadata_location`
+/// (version `version`), in any of the `vN` namings, found with one existence check per naming:
+/// `None` when the current file is not `vN`-named (a catalog-style name's successor can only be
+/// found by listing).
+pub(crate) async fn successor_exists(
+    io: &FileIO,
+    metadata_location: &str,
+    version: u64,
+) -> Result<Option<bool>> {
+    let Some((dir, name)) = metadata_location.rsplit_once('/') else {
+        return Ok(None);
+    };
+    let v_named = VERSION_SUFFIXES
+        .iter()
+        .any(|suffix| name == format!("v{version}{suffix}"));
+    if !v_named {
+        return Ok(None);
+    }
+    for suffix in VERSION_SUFFIXES {
+        if io
+            .exists(&format!("{dir}/v{}{suffix}", version + 1))
+            .await?
+        {
+            return Ok(Some(true));
+        }
+    }
+    Ok(Some(false))
+}
+
 /// Points the table directory's `version-hint.text` at `version` (best effort: the commit
 /// happened when `vN.metadata.json` was created, and a stale hint is followed past).
 pub async fn write_version_hint(io: &FileIO, table_dir: &str, version: u64) {
@@ -274,7 +305,7 @@ pub fn parse_version_hint(bytes: &[u8]) -> Result<Option<VersionHint>> {
 /// Errors: [`Error::NotFound`] naming the file when it is missing, [`Error::Corrupt`] naming it
 /// when it is not valid (gzipped) metadata JSON, [`Error::Unsupported`] for a format version
 /// icefloe cannot read.
-pub async fn load_metadata(io: &FileIO, metadata_location: &str) -> Result<TableMetadata> {
+pub async fn load_metadata(io: &FileIO, metadata_location: &str) -> Result<Arc<TableMetadata>> {
     let limit = io.read_limits().metadata_bytes;
     let bytes = io
         .read_bounded(metadata_location, limit)
@@ -286,7 +317,19 @@ pub async fn load_metadata(io: &FileIO, metadata_location: &str) -> Result<Table
             },
             other => other,
         })?;
-    TableMetadata::parse_file(&bytes, limit).map_err(|e| e.in_file(metadata_location))
+    // The file is read every time; the parse is reused only for the very same bytes.
+    let cache = ManifestCache::global();
+    let key = format!("metadata|{limit}|{}", location_key(io, metadata_location));
+    if let Some(Cached::Metadata(raw, parsed)) = cache.get(&key)
+        && raw == bytes
+    {
+        return Ok(parsed);
+    }
+    let parsed = Arc::new(
+        TableMetadata::parse_file(&bytes, limit).map_err(|e| e.in_file(metadata_location))?,
+    );
+    cache.insert(key, Cached::Metadata(bytes, Arc::clone(&parsed)));
+    Ok(parsed)
 }
 
 /// Whether a location names a metadata file rather than a table directory.
@@ -367,7 +410,7 @@ async fn hinted_version(
     file: &str,
     hint: &VersionHint,
     listing: Option<&Listing>,
-) -> Result<(String, TableMetadata)> {
+) -> Result<(String, Arc<TableMetadata>)> {
     let candidates: Vec<String> = match hint {
         VersionHint::FileName(name) => vec![name.clone()],
         VersionHint::Version(n) => VERSION_SUFFIXES

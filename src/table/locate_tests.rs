@@ -405,3 +405,34 @@ async fn broken_gzip_is_corrupt_naming_the_file() {
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     assert!(err.to_string().contains(&location), "{err}");
 }
+
+#[tokio::test]
+async fn a_metadata_file_is_parsed_once_per_contents() {
+    let (_tmp, dir) = table_dir();
+    valid(&dir, "v1.metadata.json");
+    let location = meta(&dir, "v1.metadata.json");
+    let io = FileIO::default();
+    let first = load_metadata(&io, &location).await.unwrap();
+    let again = load_metadata(&io, &location).await.unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "the same bytes reuse the parse"
+    );
+
+    // A table dropped and created again reuses the name v1.metadata.json: other bytes there
+    // are parsed anew, never answered from the cache.
+    let other = metadata_json(&dir).replace(
+        "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+        "0b6a7e6c-2f3d-4d59-8d6b-6c1f7f1f2a10",
+    );
+    raw(&dir, "v1.metadata.json", &other);
+    let replaced = load_metadata(&io, &location).await.unwrap();
+    assert_eq!(
+        replaced.table_uuid.as_deref(),
+        Some("0b6a7e6c-2f3d-4d59-8d6b-6c1f7f1f2a10")
+    );
+    assert_eq!(
+        first.table_uuid.as_deref(),
+        Some("9c12d441-03fe-4693-9a96-a0705ddf69c1")
+    );
+}

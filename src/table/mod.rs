@@ -152,7 +152,7 @@ impl Table {
     fn of_file(
         io: FileIO,
         metadata_location: String,
-        metadata: TableMetadata,
+        metadata: Arc<TableMetadata>,
         current: bool,
     ) -> Self {
         let found = table_dir_of(&metadata_location);
@@ -176,7 +176,7 @@ impl Table {
         io: FileIO,
         found: Option<&str>,
         metadata_location: String,
-        metadata: TableMetadata,
+        metadata: Arc<TableMetadata>,
         current: bool,
     ) -> Self {
         let moved = found.and_then(|dir| moved(&io, dir, &metadata.location));
@@ -190,7 +190,7 @@ impl Table {
         Self {
             io,
             metadata_location,
-            metadata: Arc::new(metadata),
+            metadata,
             moved,
             current,
         }
