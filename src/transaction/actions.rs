@@ -79,22 +79,24 @@ impl Action for FastAppend {
         Ok(())
     }
 
+    async fn stage(&mut self, context: &CommitContext<'_>, base: &TableMetadata) -> Result<()> {
+        if self.manifests.is_none() {
+            let written = self
+                .producer
+                .write_added(context.io, base, &self.files)
+                .await?;
+            self.manifests = Some(written);
+        }
+        Ok(())
+    }
+
     async fn changes(
         &mut self,
         context: &CommitContext<'_>,
         current: &TableMetadata,
     ) -> Result<Changes> {
-        let manifests = match &self.manifests {
-            Some(written) => written.clone(),
-            None => {
-                let written = self
-                    .producer
-                    .write_added(context.io, current, &self.files)
-                    .await?;
-                self.manifests = Some(written.clone());
-                written
-            }
-        };
+        self.stage(context, current).await?;
+        let manifests = self.manifests.clone().unwrap_or_default();
         let parent = current
             .branch_head(self.producer.branch())
             .and_then(|id| current.snapshot_by_id(id));

@@ -5,10 +5,10 @@
 //! ```no_run
 //! # async fn example(catalog: std::sync::Arc<dyn icefloe::catalog::Catalog>) -> icefloe::Result<()> {
 //! use icefloe::catalog::TableIdent;
-//! use icefloe::transaction::Transaction;
 //!
 //! let ident = TableIdent::parse_dotted("db.orders")?;
-//! let table = Transaction::load(catalog, ident)
+//! let table = catalog
+//!     .transaction(&ident)
 //!     .await?
 //!     .set_properties([("commit.retry.num-retries", "8")])
 //!     .create_tag("audited", None, None)
@@ -20,6 +20,8 @@
 //!
 //! # The commit loop
 //!
+//! 0. Once, before any lock: each action writes what does not depend on the version it will
+//!    be stated on ([`Action::stage`]: the manifests of new data files).
 //! 1. Take the local commit lock ([`FileIO::lock_commits`]), and refresh the table so the
 //!    attempt builds on the newest version: cheaply the first time ([`Catalog::refresh`]),
 //!    loaded again after a lost race. A table replaced under its name (another uuid) ends the
@@ -28,7 +30,7 @@
 //!    ([`Action::validate`]; a failure ends the commit: it is not a race to retry).
 //! 3. Turn each action into requirements and updates on the metadata the previous actions
 //!    leave ([`Action::changes`]); snapshot-making actions write their manifest list here
-//!    ([`SnapshotProducer`]), reusing the manifests and data files written once.
+//!    ([`SnapshotProducer`]), reusing the manifests and data files written in step 0.
 //! 4. [`Catalog::commit_table`] with every requirement (and `assert-table-uuid` of the base:
 //!    a table replaced under the same name is never followed). On
 //!    [`Error::CommitConflict`] wait (jittered, exponential) and go to 1, up to
@@ -104,6 +106,15 @@ pub trait Action: std::fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// Writes, once and before the commit lock is taken, what does not depend on the
+    /// version the action is finally stated on (the manifests of new data files), so that
+    /// the lock is held only for what must be: `base` is the transaction's base. The default
+    /// writes nothing.
+    async fn stage(&mut self, context: &CommitContext<'_>, base: &TableMetadata) -> Result<()> {
+        let _ = (context, base);
+        Ok(())
+    }
+
     /// The requirements and updates of this action on `current`.
     async fn changes(
         &mut self,
@@ -119,6 +130,14 @@ pub trait Action: std::fmt::Debug + Send + Sync {
     /// Files written for attempts that did not commit (deleted after a success).
     fn superseded(&self) -> Vec<String> {
         Vec::new()
+    }
+}
+
+impl dyn Catalog {
+    /// A transaction on the current version of table `ident` of this catalog
+    /// ([`Transaction::load`]): `catalog.transaction(&ident).await?.fast_append(files).commit()`.
+    pub async fn transaction(self: &Arc<Self>, ident: &TableIdent) -> Result<Transaction> {
+        Transaction::load(Arc::clone(self), ident.clone()).await
     }
 }
 
@@ -216,6 +235,15 @@ impl Transaction {
     async fn commit_loop(&mut self) -> Result<Table> {
         let start = Arc::clone(self.base.metadata());
         let policy = RetryPolicy::of(&start)?;
+        let name = self.ident.to_string();
+        let context = CommitContext {
+            io: self.base.io(),
+            table: &name,
+            now_ms: crate::catalog::now_ms(),
+        };
+        for action in &mut self.actions {
+            action.stage(&context, &start).await?;
+        }
         let mut current = self.base.clone();
         let mut attempt = 0;
         loop {
@@ -224,7 +252,7 @@ impl Transaction {
                 .io()
                 .lock_commits(&start.location, LOCK_WAIT)
                 .await;
-            let result = match self.prepare(&start, &mut current, attempt > 0).await {
+            let result = match self.attempt(&start, &mut current, attempt > 0).await {
                 Ok(changes) => {
                     let (requirements, updates) = changes;
                     self.catalog
@@ -253,7 +281,7 @@ impl Transaction {
     /// The first steps of an attempt: refresh (cheaply the first time; after a lost race the
     /// table is loaded again), validate, turn the actions into requirements and updates. An
     /// error here ends the commit (it is not a lost race).
-    async fn prepare(
+    async fn attempt(
         &mut self,
         start: &TableMetadata,
         current: &mut Table,
