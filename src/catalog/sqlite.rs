@@ -39,7 +39,7 @@ use super::{Catalog, Namespace, TableIdent};
 use crate::error::{Error, Result};
 use crate::io::{FileIO, TableScope};
 use crate::spec::properties::GC_ENABLED;
-use crate::spec::{TableRequirement, TableUpdate};
+use crate::spec::{TableMetadata, TableRequirement, TableUpdate};
 use crate::table::Table;
 use crate::table::TableCreation;
 
@@ -450,26 +450,49 @@ impl SqliteCatalog {
         creation: &TableCreation,
         location: &str,
     ) -> Result<Table> {
+        let metadata = creation.metadata(location)?;
+        self.create_entry(namespace, table, metadata)
+            .await?
+            .ok_or_else(|| self.exists_error(namespace, table))
+    }
+
+    /// Writes the first metadata file of `namespace.table`
+    /// (`<location>/metadata/00000-<uuid>.metadata.json`, create-if-absent) and adds its row;
+    /// `None` when the catalog has the table already or gets it first (the file written for
+    /// the attempt is deleted then). Both creating paths, [`Self::create_table_at`] and a
+    /// commit with `assert-create`, end here.
+    async fn create_entry(
+        &self,
+        namespace: &str,
+        table: &str,
+        metadata: TableMetadata,
+    ) -> Result<Option<Table>> {
         if !self.namespace_exists(namespace)? {
-            return Err(Error::not_found(format!(
-                "namespace {namespace} in catalog {}",
-                self.name
-            )));
+            return Err(self.namespace_not_found(namespace));
         }
         if self.metadata_location(namespace, table)?.is_some() {
-            return Err(self.exists_error(namespace, table));
+            return Ok(None);
         }
-        let metadata = creation.metadata(location)?;
+        let qualified = format!("{namespace}.{table}");
         let path = first_metadata_location(&metadata.location);
         let bytes = metadata_bytes(&metadata, &path)?;
-        if !self.io.write_new(&path, bytes).await? {
-            return Err(self.exists_error(namespace, table));
+        if !claim(&self.io, &qualified, &path, bytes).await? {
+            return Ok(None);
         }
-        if let Err(e) = self.insert_table_row(namespace, table, &path) {
-            let _ = self.io.delete(&path).await;
-            return Err(e);
+        match self.insert_table_row(namespace, table, &path) {
+            Ok(()) => Ok(Some(Table::from_parts(
+                self.io.clone(),
+                path,
+                Arc::new(metadata),
+            ))),
+            Err(e) => {
+                let _ = self.io.delete(&path).await;
+                match e {
+                    Error::AlreadyExists { .. } => Ok(None),
+                    other => Err(other),
+                }
+            }
         }
-        Ok(Table::from_parts(self.io.clone(), path, Arc::new(metadata)))
     }
 
     fn insert_table_row(
@@ -790,37 +813,21 @@ impl SqliteCatalog {
     ) -> Result<Table> {
         let namespace = dotted(&ident.namespace)?;
         let qualified = format!("{namespace}.{}", ident.name);
-        if !self.namespace_exists(&namespace)? {
-            return Err(self.namespace_not_found(&namespace));
-        }
-        if self.metadata_location(&namespace, &ident.name)?.is_some() {
-            return Err(Error::CommitConflict {
-                table: qualified,
-                reason: "assert-create failed: the table exists".to_string(),
-            });
+        let conflict = || Error::CommitConflict {
+            table: qualified.clone(),
+            reason: "assert-create failed: the table exists".to_string(),
+        };
+        if self.namespace_exists(&namespace)?
+            && self.metadata_location(&namespace, &ident.name)?.is_some()
+        {
+            return Err(conflict());
         }
         check_requirements(&qualified, requirements, None)?;
         let location = self.default_table_location(&namespace, &ident.name)?;
         let metadata = created_metadata(updates, &location)?;
-        let path = first_metadata_location(&metadata.location);
-        let bytes = metadata_bytes(&metadata, &path)?;
-        if !claim(&self.io, &qualified, &path, bytes).await? {
-            return Err(Error::CommitConflict {
-                table: qualified,
-                reason: format!("{path} exists"),
-            });
-        }
-        if let Err(e) = self.insert_table_row(&namespace, &ident.name, &path) {
-            let _ = self.io.delete(&path).await;
-            return Err(match e {
-                Error::AlreadyExists { .. } => Error::CommitConflict {
-                    table: qualified,
-                    reason: "another writer created the table first".to_string(),
-                },
-                other => other,
-            });
-        }
-        Ok(Table::from_parts(self.io.clone(), path, Arc::new(metadata)))
+        self.create_entry(&namespace, &ident.name, metadata)
+            .await?
+            .ok_or_else(conflict)
     }
 }
 
