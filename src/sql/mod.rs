@@ -48,6 +48,7 @@ mod factory;
 mod functions;
 mod procedures;
 mod time_travel;
+mod values;
 
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -81,6 +82,7 @@ pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
 pub use procedures::{IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRollbackFunction};
 pub use time_travel::TimeTravelPlanner;
+pub use values::ValuesTypes;
 
 use crate::session::refs::RefsCatalog;
 
@@ -92,7 +94,14 @@ use crate::session::refs::RefsCatalog;
 /// - the session's default catalog is wrapped so that the tables of its default schema also
 ///   answer as `t.branch_<b>`, `t.tag_<g>` and `"t@<ref>"` (and every schema of it serves
 ///   `"t@<ref>"`). Catalogs registered later are not wrapped; call `register` again after
-///   replacing the default catalog yourself (calling it twice is harmless).
+///   replacing the default catalog yourself (calling it twice is harmless);
+/// - a session without a time zone (`datafusion.execution.time_zone`, unset by default in
+///   DataFusion 55) gets UTC (`+00:00`): DataFusion types `TIMESTAMP WITH TIME ZONE` /
+///   `TIMESTAMPTZ` with the session's zone and, without one, as a timestamp without zone, so
+///   `CREATE TABLE t (ts TIMESTAMPTZ)` would make an Iceberg `timestamp` column and shift the
+///   values it is given. A zone set before or after `register` is kept;
+/// - the optimizer rule [`ValuesTypes`], so that `INSERT INTO t VALUES (...)` takes lists, maps
+///   and structs (DataFusion 55 otherwise fails on the field ids of nested fields).
 ///
 /// ```
 /// let ctx = datafusion::prelude::SessionContext::new();
@@ -102,11 +111,21 @@ pub fn register(ctx: &SessionContext) {
     {
         let state = ctx.state_ref();
         let mut state = state.write();
+        default_time_zone(&mut state);
         state
             .table_factories_mut()
             .insert("ICEBERG".to_string(), Arc::new(IcebergTableFactory));
         // Infallible in DataFusion 55 (it only inserts into a list).
         let _ = state.register_relation_planner(Arc::new(TimeTravelPlanner));
+    }
+    let has_values_types = ctx
+        .state_ref()
+        .read()
+        .optimizers()
+        .iter()
+        .any(|r| r.name() == ValuesTypes::NAME);
+    if !has_values_types {
+        ctx.add_optimizer_rule(Arc::new(ValuesTypes));
     }
     ctx.register_udtf("iceberg_scan", Arc::new(IcebergScanFunction));
     ctx.register_udtf("iceberg_incremental", Arc::new(IcebergIncrementalFunction));
@@ -123,6 +142,17 @@ pub fn register(ctx: &SessionContext) {
         ctx.register_udtf(name, Arc::new(procedure));
     }
     wrap_default_catalog(ctx);
+}
+
+/// The zone `TIMESTAMP WITH TIME ZONE` gets in a session without one (see [`register`]).
+pub const DEFAULT_TIME_ZONE: &str = "+00:00";
+
+/// Sets the session's time zone to [`DEFAULT_TIME_ZONE`] when it has none.
+fn default_time_zone(state: &mut SessionState) {
+    let zone = &mut state.config_mut().options_mut().execution.time_zone;
+    if zone.is_none() {
+        *zone = Some(DEFAULT_TIME_ZONE.to_string());
+    }
 }
 
 /// Wraps the default catalog in a [`RefsCatalog`], unless it already is one.
@@ -158,6 +188,8 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     // Plans version clauses also in sessions without `register`: DataFusion's own planner would
     // silently read the current snapshot. A second registration is harmless.
     state.register_relation_planner(Arc::new(TimeTravelPlanner))?;
+    // Likewise `TIMESTAMP WITH TIME ZONE` means a zone also without `register`.
+    default_time_zone(&mut state);
     let mut statements = parse_with_icefloe_dialect(&state, query)?;
     let Some(statement) = statements.pop_front() else {
         return Err(plan_datafusion_err!("no SQL statement in the query string"));
