@@ -209,9 +209,22 @@ pub struct SqlArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 
-    /// SQL to run; several statements may be separated by `;`. Without it, an interactive
-    /// shell starts.
+    /// SQL to run (statements separated by `;`, the last one's `;` optional). Without it,
+    /// `-c` or `-f`, statements piped in are run; from a terminal an interactive shell starts.
     pub query: Option<String>,
+
+    /// SQL to run, like QUERY; may be repeated (run in order, after QUERY).
+    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    pub commands: Vec<String>,
+
+    /// A file of SQL statements to run; may be repeated (run in order, after the commands).
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Stops at the first failing statement (psql's `ON_ERROR_STOP`). Without it a script
+    /// goes on after an error, reports each one, and exits non-zero when any statement failed.
+    #[arg(long)]
+    pub on_error_stop: bool,
 }
 
 /// Arguments of `icefloe tree`.

@@ -56,6 +56,22 @@ pub enum CliError {
     /// `icefloe check` found problems (listed on stdout).
     #[error("the check found {0} problem(s)")]
     CheckFailed(usize),
+    /// An input file could not be read.
+    #[error("reading {what}: {source}")]
+    Input {
+        /// The file (or `standard input`).
+        what: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Statements of a script failed (each error was reported when it happened).
+    #[error("{failed} of {total} statement(s) failed")]
+    ScriptFailed {
+        /// How many failed.
+        failed: usize,
+        /// How many ran.
+        total: usize,
+    },
 }
 
 /// A `Result` with [`CliError`].

@@ -1,7 +1,7 @@
 //! The SQL session of `icefloe sql`: a DataFusion context with the catalog and tables of the
 //! command line registered, running statements and printing their results.
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Read, Write};
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -12,8 +12,8 @@ use futures::future::try_join_all;
 
 use super::args::{OutputFormat, SqlArgs, relocation_of};
 use super::print::print_batches;
-use super::split::split_statements;
-use super::{CliResult, shell};
+use super::shell::{Input, InputBuffer};
+use super::{CliError, CliResult, report_error, shell};
 use crate::session::register_catalog_as_default;
 use crate::{IcebergTableProvider, TableOptions};
 
@@ -90,26 +90,131 @@ impl SqlSession {
         Ok(())
     }
 
-    /// Runs the `;`-separated statements of `sql` in order, printing each result; stops at the
-    /// first error.
-    pub async fn run_script<W: Write>(&self, sql: &str, out: &mut W) -> CliResult<()> {
-        for statement in split_statements(sql).into_all() {
-            self.run_statement(&statement, out).await?;
+    /// Runs the `;`-separated statements of `sql` in order (the last one needs no `;`; a line
+    /// `\q`, `quit` or `exit` between statements ends the script, as in the shell),
+    /// printing each result to `out` and each error to `err` as it happens, and going on after
+    /// an error unless `on_error` says [`OnError::Stop`]. The counts of what ran and failed
+    /// are added to `tally`.
+    ///
+    /// Errors: the first statement's error with [`OnError::Stop`] (not written to `err`);
+    /// an output error.
+    pub async fn run_script<W: Write, E: Write>(
+        &self,
+        sql: &str,
+        out: &mut W,
+        err: &mut E,
+        on_error: OnError,
+        tally: &mut Tally,
+    ) -> CliResult<()> {
+        let mut buffer = InputBuffer::default();
+        let mut statements = Vec::new();
+        for line in sql.lines() {
+            match buffer.feed(line) {
+                Input::Exit => break,
+                Input::Run(complete) => statements.extend(complete),
+            }
+        }
+        statements.extend(buffer.take_rest());
+        for statement in statements {
+            tally.total += 1;
+            match self.run_statement(&statement, out).await {
+                Ok(()) => {}
+                Err(CliError::Output(e)) => return Err(CliError::Output(e)),
+                Err(e) => {
+                    tally.failed += 1;
+                    if on_error == OnError::Stop {
+                        return Err(e);
+                    }
+                    out.flush()?;
+                    report_error(err, &e);
+                }
+            }
         }
         Ok(())
     }
 }
 
-/// `icefloe sql`: runs the query of `args`, or the interactive shell when there is none.
+/// What a script does after a failing statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Report it and go on (the exit status still says that something failed).
+    Continue,
+    /// Stop there.
+    Stop,
+}
+
+/// How many statements of a script ran, and how many of them failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Statements run.
+    pub total: usize,
+    /// Of those, the failed ones.
+    pub failed: usize,
+}
+
+impl Tally {
+    /// `Ok` when nothing failed, else [`CliError::ScriptFailed`].
+    pub fn result(self) -> CliResult<()> {
+        match self.failed {
+            0 => Ok(()),
+            failed => Err(CliError::ScriptFailed {
+                failed,
+                total: self.total,
+            }),
+        }
+    }
+}
+
+/// The SQL texts `args` asks to run, in order (QUERY, the commands, the files), named for
+/// messages; statements piped into standard input when there are none and it is not a
+/// terminal; `None` for the interactive shell.
+fn scripts(args: &SqlArgs) -> CliResult<Option<Vec<String>>> {
+    let mut scripts: Vec<String> = args.query.iter().chain(&args.commands).cloned().collect();
+    for file in &args.files {
+        let text = std::fs::read_to_string(file).map_err(|source| CliError::Input {
+            what: file.display().to_string(),
+            source,
+        })?;
+        scripts.push(text);
+    }
+    if !scripts.is_empty() {
+        return Ok(Some(scripts));
+    }
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    stdin
+        .lock()
+        .read_to_string(&mut text)
+        .map_err(|source| CliError::Input {
+            what: "standard input".into(),
+            source,
+        })?;
+    Ok(Some(vec![text]))
+}
+
+/// `icefloe sql`: runs the statements of `args` (or piped in), or the interactive shell.
 pub async fn run_sql(args: SqlArgs) -> CliResult<()> {
     let session = SqlSession::from_args(&args).await?;
-    match &args.query {
-        Some(query) => {
-            let mut out = BufWriter::new(std::io::stdout().lock());
-            session.run_script(query, &mut out).await
-        }
-        None => shell::run_shell(&session).await,
+    let Some(scripts) = scripts(&args)? else {
+        return shell::run_shell(&session).await;
+    };
+    let on_error = match args.on_error_stop {
+        true => OnError::Stop,
+        false => OnError::Continue,
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut err = std::io::stderr();
+    let mut tally = Tally::default();
+    for script in &scripts {
+        session
+            .run_script(script, &mut out, &mut err, on_error, &mut tally)
+            .await?;
     }
+    out.flush()?;
+    tally.result()
 }
 
 #[cfg(test)]
@@ -119,7 +224,10 @@ mod tests {
     async fn run(format: OutputFormat, sql: &str) -> CliResult<String> {
         let session = SqlSession::new(SessionContext::new(), format);
         let mut out = Vec::new();
-        session.run_script(sql, &mut out).await?;
+        let mut tally = Tally::default();
+        session
+            .run_script(sql, &mut out, &mut Vec::new(), OnError::Stop, &mut tally)
+            .await?;
         Ok(String::from_utf8(out).unwrap())
     }
 
@@ -152,6 +260,9 @@ mod tests {
             }],
             format: OutputFormat::Csv,
             query: None,
+            commands: Vec::new(),
+            files: Vec::new(),
+            on_error_stop: false,
         };
         let session = SqlSession::from_args(&args).await.unwrap();
         let sql = "SELECT count(*) AS n FROM refs VERSION AS OF 'v1'; \
@@ -159,7 +270,11 @@ mod tests {
                    SELECT count(*) AS n FROM refs.branch_dev; \
                    SELECT count(*) AS n FROM \"refs@audit\"";
         let mut out = Vec::new();
-        session.run_script(sql, &mut out).await.unwrap();
+        let mut tally = Tally::default();
+        session
+            .run_script(sql, &mut out, &mut Vec::new(), OnError::Stop, &mut tally)
+            .await
+            .unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "n\n10\nn\n20\nn\n20\nn\n10\n"
@@ -167,13 +282,60 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn stops_at_the_first_error() {
+    async fn stops_at_the_first_error_when_asked() {
         let session = SqlSession::new(SessionContext::new(), OutputFormat::Csv);
-        let mut out = Vec::new();
+        let (mut out, mut err, mut tally) = (Vec::new(), Vec::new(), Tally::default());
         let result = session
-            .run_script("SELECT 1 AS a; SELECT * FROM nope; SELECT 3", &mut out)
+            .run_script(
+                "SELECT 1 AS a; SELECT * FROM nope; SELECT 3",
+                &mut out,
+                &mut err,
+                OnError::Stop,
+                &mut tally,
+            )
             .await;
-        assert!(matches!(result, Err(super::super::CliError::DataFusion(_))));
+        assert!(matches!(result, Err(CliError::DataFusion(_))));
         assert_eq!(String::from_utf8(out).unwrap(), "a\n1\n");
+        assert!(err.is_empty(), "the caller reports the error");
+        assert_eq!(
+            tally,
+            Tally {
+                total: 2,
+                failed: 1
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn goes_on_after_an_error_and_runs_a_last_statement_without_semicolon() {
+        let session = SqlSession::new(SessionContext::new(), OutputFormat::Csv);
+        let (mut out, mut err, mut tally) = (Vec::new(), Vec::new(), Tally::default());
+        session
+            .run_script(
+                "SELECT 1 AS a; SELECT * FROM nope;\nSELECT 2 AS b",
+                &mut out,
+                &mut err,
+                OnError::Continue,
+                &mut tally,
+            )
+            .await
+            .unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "a\n1\nb\n2\n");
+        let err = String::from_utf8(err).unwrap();
+        assert!(err.starts_with("Error: ") && err.contains("nope"), "{err}");
+        assert_eq!(
+            tally,
+            Tally {
+                total: 3,
+                failed: 1
+            }
+        );
+        assert!(matches!(
+            tally.result(),
+            Err(CliError::ScriptFailed {
+                failed: 1,
+                total: 3
+            })
+        ));
     }
 }

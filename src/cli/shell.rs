@@ -41,6 +41,14 @@ impl InputBuffer {
         self.pending.clear();
     }
 
+    /// The unfinished statement, if it holds more than comments (the last statement of a
+    /// script needs no `;`).
+    pub(crate) fn take_rest(&mut self) -> Option<String> {
+        let rest = std::mem::take(&mut self.pending);
+        let rest = rest.trim();
+        (!is_blank_sql(rest)).then(|| rest.to_string())
+    }
+
     /// Adds one line; returns the statements it completes, or [`Input::Exit`].
     pub(crate) fn feed(&mut self, line: &str) -> Input {
         if self.pending.is_empty() && is_exit_command(line) {

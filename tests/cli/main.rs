@@ -100,13 +100,14 @@ fn table_format_is_the_default() {
 }
 
 #[test]
-fn statements_after_an_error_do_not_run() {
-    let out = icefloe(&[
-        "sql",
-        "--format",
-        "csv",
-        "SELECT 1 AS a; SELECT * FROM nope; SELECT 3 AS c",
-    ]);
+fn statements_after_an_error_run_unless_on_error_stop() {
+    let sql = "SELECT 1 AS a; SELECT * FROM nope; SELECT 3 AS c";
+    let out = icefloe(&["sql", "--format", "csv", sql]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "a\n1\nc\n3\n");
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+
+    let out = icefloe(&["sql", "--format", "csv", "--on-error-stop", sql]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stdout(&out), "a\n1\n");
     assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
@@ -142,33 +143,91 @@ fn missing_catalog_is_an_error() {
     assert!(stderr(&out).contains("catalog.db"), "{}", stderr(&out));
 }
 
-#[test]
-fn shell_reads_statements_until_quit() {
+/// `icefloe sql` with `stdin` piped in and `args`.
+fn icefloe_piped(args: &[&str], input: &str, home: &Path) -> Output {
     use std::io::Write;
-    let home = std::env::temp_dir().join(format!("icefloe-cli-home-{}", std::process::id()));
-    std::fs::create_dir_all(&home).expect("temp home");
     let mut child = Command::new(env!("CARGO_BIN_EXE_icefloe"))
-        .args(["sql", "--format", "csv"])
-        .env("HOME", &home)
+        .args(args)
+        .env("HOME", home)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the icefloe binary runs");
-    let input = "SELECT 1 AS a,\n 'x;y' AS b;\nSELECT * FROM nope;\nSELECT 2\n AS c; -- tail\n\\q\nSELECT 99 AS z;\n";
     child
         .stdin
         .take()
         .expect("stdin")
         .write_all(input.as_bytes())
         .expect("write stdin");
-    let out = child.wait_with_output().expect("the shell ends");
+    child.wait_with_output().expect("icefloe ends")
+}
+
+/// Statements piped in run as a script: every one, the last without `;` too, up to `\q`; a
+/// failing one is reported and the rest still run, and the exit status says it failed; none
+/// goes into the shell's history.
+#[test]
+fn piped_statements_run_as_a_script() {
+    let home = tempfile::tempdir().expect("temp home");
+    let out = icefloe_piped(
+        &["sql", "--format", "csv"],
+        "SELECT 1 AS a;\nSELECT 2 AS b",
+        home.path(),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "a,b\n1,x;y\nc\n2\n");
+    assert_eq!(stdout(&out), "a\n1\nb\n2\n");
+
+    let out = icefloe_piped(&["sql"], "SELECT * FROM nope;\n", home.path());
+    assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
-    let history = std::fs::read_to_string(home.join(".icefloe_history")).unwrap_or_default();
-    assert!(history.contains("SELECT 2"), "{history}");
-    let _ = std::fs::remove_dir_all(&home);
+
+    let input = "SELECT 1 AS a,\n 'x;y' AS b;\nSELECT * FROM nope;\nSELECT 2\n AS c; -- tail\n\\q\nSELECT 99 AS z;\n";
+    let out = icefloe_piped(&["sql", "--format", "csv"], input, home.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "a,b\n1,x;y\nc\n2\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("nope") && err.contains("1 of 3 statement(s) failed"),
+        "{err}"
+    );
+    assert!(!home.path().join(".icefloe_history").exists());
+
+    let out = icefloe_piped(
+        &["sql", "--format", "csv", "--on-error-stop"],
+        input,
+        home.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "a,b\n1,x;y\n");
+}
+
+/// `-c` and `-f` run like QUERY, in order: QUERY, the commands, then the files.
+#[test]
+fn commands_and_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("script.sql");
+    std::fs::write(&file, "SELECT 3 AS c;\nSELECT 4 AS d").expect("write script");
+    let file = file.to_str().expect("utf-8 path");
+    let out = icefloe(&[
+        "sql",
+        "--format",
+        "csv",
+        "-f",
+        file,
+        "-c",
+        "SELECT 2 AS b",
+        "SELECT 1 AS a",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a\n1\nb\n2\nc\n3\nd\n4\n");
+
+    let out = icefloe(&["sql", "-f", "/no/such/script.sql"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/no/such/script.sql"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// The PyIceberg warehouse fixture, relocated from where it was written.
