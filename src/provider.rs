@@ -140,11 +140,41 @@ impl IcebergTableProvider {
     }
 
     /// The same table at another state (no IO: the metadata is already loaded), with the same
-    /// write target.
+    /// write target. The two share the table as last seen: a commit through either (an
+    /// `INSERT INTO t.branch_x`) moves both.
     pub fn at(&self, selector: SnapshotSelector) -> Result<Self> {
         let mut at = Self::try_new(self.table(), selector)?;
         at.write_target = self.write_target.clone();
+        at.table = Arc::clone(&self.table);
         Ok(at)
+    }
+
+    /// Moves this provider (and the providers made from it with [`Self::at`]) to the table's
+    /// current version when another writer committed since it last looked. Cheap when nothing
+    /// changed: the catalog's [`refresh`](crate::catalog::Catalog::refresh) (for a table
+    /// directory, one existence check of the next `vN.metadata.json` per naming). Providers
+    /// without a write target, and those of a fixed state (a tag, a snapshot id, a time, an
+    /// incremental range), stay as they are.
+    ///
+    /// DataFusion looks each table up for every statement, so icefloe's schema providers call
+    /// this there: a session sees other processes' commits in its next statement.
+    ///
+    /// Errors: those of loading the table's current version.
+    pub async fn refresh(&self) -> Result<()> {
+        let (Some(target), ReadKind::Head(_)) = (&self.write_target, &self.read) else {
+            return Ok(());
+        };
+        let known = self.table();
+        let fresh = match target.catalog().refresh(target.ident(), &known).await {
+            Ok(fresh) => fresh,
+            // The strict check of a commit refused something a read may pass over (an
+            // unreadable version beyond the current one): load as a reader does.
+            Err(_) => Some(target.catalog().load_table(target.ident()).await?),
+        };
+        if let Some(fresh) = fresh {
+            advance(&self.table, &fresh);
+        }
+        Ok(())
     }
 
     /// This provider committing INSERTs to `target` (where the table's metadata pointer

@@ -297,6 +297,11 @@ impl SchemaProvider for RefsSchema {
 
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
         if let Some(table) = self.inner.table(name).await? {
+            // A table registered once (`--table`, `ctx.register_table`) is as fresh in every
+            // statement as a catalog's, which are loaded for each.
+            if let Some(iceberg) = table.downcast_ref::<IcebergTableProvider>() {
+                iceberg.refresh().await?;
+            }
             return Ok(Some(table));
         }
         let Some((table_name, suffix)) = split_suffixed(name) else {
