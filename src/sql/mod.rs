@@ -243,6 +243,7 @@ async fn catalog_ddl(
     match inner.as_ref() {
         SqlStatement::CreateTable(create) => {
             let Some(target) = iceberg_target(state, &create.name)? else {
+                refuse_lost_table(state, &create.name)?;
                 return Ok(None);
             };
             create_table(ctx, state, create, &target).await.map(Some)
@@ -328,6 +329,37 @@ fn iceberg_target(state: &SessionState, name: &ObjectName) -> DFResult<Option<Ic
         namespace: resolved.schema.to_string(),
         table: resolved.table.to_string(),
     }))
+}
+
+/// Refuses `CREATE TABLE` of a name in an Iceberg catalog whose namespace does not exist:
+/// DataFusion would make an in-memory table there, gone when the session ends, which is never
+/// what the user of a catalog session means.
+fn refuse_lost_table(state: &SessionState, name: &ObjectName) -> DFResult<()> {
+    let normalize = state
+        .config()
+        .options()
+        .sql_parser
+        .enable_ident_normalization;
+    let reference = object_name_to_table_reference(name.clone(), normalize)?;
+    let names = &state.config().options().catalog;
+    let resolved = reference.resolve(&names.default_catalog, &names.default_schema);
+    let Some(catalog) = IcebergCatalogs::lookup(state, &resolved.catalog) else {
+        return Ok(());
+    };
+    let namespaces = catalog.list_namespaces()?;
+    let known = match namespaces.as_slice() {
+        [] => "it has none yet".to_string(),
+        some => format!("it has {}", some.join(", ")),
+    };
+    plan_err!(
+        "cannot create table {}: namespace '{}' does not exist in the Iceberg catalog '{}' ({known}); \
+         create it first (CREATE SCHEMA {}) or name the table with its namespace (ns.{})",
+        resolved.table,
+        resolved.schema,
+        resolved.catalog,
+        resolved.schema,
+        resolved.table
+    )
 }
 
 /// The parts of a name as DataFusion reads them (unquoted parts lower-cased by default).
