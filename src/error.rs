@@ -340,3 +340,20 @@ impl From<Error> for DataFusionError {
 #[cfg(test)]
 #[path = "error_tests.rs"]
 mod tests;
+
+/// The candidate closest to `word`, for a "did you mean" hint: equal once case, `_` and `-`
+/// are ignored, or within an edit distance of a third of its length (at least 1, at most 3).
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let fold = |s: &str| s.to_lowercase().replace('_', "-");
+    let folded = fold(word);
+    let limit = (folded.chars().count() / 3).clamp(1, 3);
+    candidates
+        .into_iter()
+        .map(|c| (strsim::levenshtein(&folded, &fold(c)), c))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, c)| c)
+}

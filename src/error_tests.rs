@@ -207,3 +207,17 @@ fn a_chain_skips_causes_the_message_already_says() {
     let err = Error::corrupt_with("/t/m.avro", "bad byte 7", source);
     assert_eq!(chain(&err), "corrupt /t/m.avro: bad byte 7");
 }
+
+#[test]
+fn closest_suggests_near_misses_only() {
+    let options = ["snapshot-id", "ref", "as-of-timestamp", "partitioning"];
+    assert_eq!(closest("snapshot_id", options), Some("snapshot-id"));
+    assert_eq!(closest("SnapshotId", options), Some("snapshot-id"));
+    assert_eq!(closest("partitionning", options), Some("partitioning"));
+    assert_eq!(closest("owner", options), None);
+    assert_eq!(closest("write.target-file-size-bytes", options), None);
+    assert_eq!(
+        closest("snapshot", ["snapshots", "history"]),
+        Some("snapshots")
+    );
+}

@@ -5,9 +5,9 @@
 //! opened. With a column list and no table at `LOCATION`, a table directory is created there
 //! (`metadata/v1.metadata.json` and `version-hint.text`, see [`TableCreation`]): DataFusion
 //! column types become Iceberg types ([`crate::write::arrow_to_iceberg_type`]; SQL `TIMESTAMP`
-//! is `timestamp`, `TIMESTAMP WITH TIME ZONE` `timestamptz`, microseconds before v3; DataFusion
-//! gives `TIMESTAMP WITH TIME ZONE` the session's `datafusion.execution.time_zone`, which is unset
-//! by default, so set it, e.g. `SET datafusion.execution.time_zone = '+00:00'`), `NOT NULL`
+//! is `timestamp`, `TIMESTAMP WITH TIME ZONE` `timestamptz`, microseconds before v3;
+//! [`crate::sql::register`] gives a session without a time zone UTC, so that DataFusion types
+//! `TIMESTAMP WITH TIME ZONE` with one), `NOT NULL`
 //! columns are required, field ids are assigned as Java and PyIceberg assign them. A column
 //! list for a location that already holds a table is an error (the table brings its schema).
 //!
@@ -31,7 +31,11 @@
 //! | any other key | creating only: a table property (`write.target-file-size-bytes`, `commit.retry.num-retries`, ...) |
 //!
 //! `PARTITIONED BY (col, ...)` partitions by identity of those columns. At most one of
-//! `snapshot-id`, `ref` and `as-of-timestamp` may be given.
+//! `snapshot-id`, `ref` and `as-of-timestamp` may be given. An option is never ignored: opening
+//! an existing table takes only the options above that read it (a table's properties are its
+//! own), and a key that is nearly one of them (`snapshot_id`, `snapshotid`, `partitionning`) is
+//! an error with the suggestion, also when creating, where it would otherwise become a
+//! property.
 
 #[cfg(test)]
 mod tests;
@@ -61,6 +65,46 @@ const OWN_OPTIONS: &[&str] = &[
     "partitioning",
 ];
 
+/// The options that read an existing table (the others only shape a new one).
+const READ_OPTIONS: &[&str] = &["relocate", "snapshot-id", "ref", "as-of-timestamp"];
+
+/// Refuses an option that would be ignored or misread: any but [`READ_OPTIONS`] when opening
+/// an existing table, and, when creating, a key that is nearly an icefloe option (it would
+/// silently become a table property).
+fn check_options(cmd: &CreateExternalTable, creating: bool) -> Result<()> {
+    let own = OWN_OPTIONS.iter().copied().chain(["format-version"]);
+    for key in cmd.options.keys() {
+        let key = key.strip_prefix("format.").unwrap_or(key);
+        if OWN_OPTIONS.contains(&key) || key == "format-version" {
+            if !creating && !READ_OPTIONS.contains(&key) {
+                return Err(Error::invalid(
+                    format_args!("option '{key}'"),
+                    "only shapes a new table, and a table exists at LOCATION (its partition \
+                     spec and format version are its own)",
+                ));
+            }
+            continue;
+        }
+        let hint = crate::error::closest(key, own.clone())
+            .map(|c| format!(" (did you mean '{c}'?)"))
+            .unwrap_or_default();
+        if creating && hint.is_empty() {
+            continue; // a table property
+        }
+        let reason = match creating {
+            true => format!(
+                "looks like a misspelt icefloe option{hint}; as a table property it would do nothing"
+            ),
+            false => format!(
+                "is not an option for opening a table{hint}: the options are {}",
+                READ_OPTIONS.join(", ")
+            ),
+        };
+        return Err(Error::invalid(format_args!("option '{key}'"), reason));
+    }
+    Ok(())
+}
+
 /// Opens Iceberg tables named by `CREATE EXTERNAL TABLE ... STORED AS ICEBERG LOCATION '...'`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct IcebergTableFactory;
@@ -83,9 +127,10 @@ impl TableProviderFactory for IcebergTableFactory {
                 relocation = relocation.parse_rule(rule.trim())?;
             }
         }
+        let columns_given = !cmd.schema.fields().is_empty();
+        check_options(cmd, columns_given)?;
         let selector = selector(cmd)?;
         let io = FileIO::new(Arc::clone(state.runtime_env()), relocation);
-        let columns_given = !cmd.schema.fields().is_empty();
         let write_io = io.clone();
         let table = match locate_metadata(&io, location).await {
             Err(Error::NotFound { .. }) if columns_given => {
