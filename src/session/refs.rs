@@ -285,6 +285,31 @@ impl RefsSchema {
     }
 }
 
+impl RefsSchema {
+    /// `"t$<relation>"` where `t` is an Iceberg table and `<relation>` no metadata table: an
+    /// error naming the closest one and the list (`Ok(None)` for any other name).
+    async fn unknown_metadata_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        let Some((table_name, relation)) = name.rsplit_once('$') else {
+            return Ok(None);
+        };
+        let is_iceberg = match self.table(table_name).await? {
+            Some(base) => base.downcast_ref::<IcebergTableProvider>().is_some(),
+            None => false,
+        };
+        if !is_iceberg {
+            return Ok(None);
+        }
+        let names = MetadataTableKind::ALL.map(MetadataTableKind::name);
+        let hint = crate::error::closest(relation, names)
+            .map(|c| format!("; did you mean \"{table_name}${c}\"?"))
+            .unwrap_or_default();
+        plan_err!(
+            "no metadata table '{relation}' of {table_name}{hint} (the metadata tables are {})",
+            names.join(", ")
+        )
+    }
+}
+
 #[async_trait]
 impl SchemaProvider for RefsSchema {
     fn owner_name(&self) -> Option<&str> {
@@ -305,7 +330,7 @@ impl SchemaProvider for RefsSchema {
             return Ok(Some(table));
         }
         let Some((table_name, suffix)) = split_suffixed(name) else {
-            return Ok(None);
+            return self.unknown_metadata_table(name).await;
         };
         // `self`, not `inner`: the base of `"t@v1$files"` is `"t@v1"`.
         match self.table(table_name).await? {
