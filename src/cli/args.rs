@@ -97,7 +97,9 @@ pub struct TableTarget {
     #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
     pub tables: Vec<TableArg>,
 
-    /// Reads paths under OLD from NEW instead (for moved tables); may be repeated.
+    /// Reads paths under OLD from NEW instead (for moved tables); may be repeated. The command
+    /// also writes there: it commits to the table found under NEW and deletes only under its
+    /// location (a moved table's recorded location refuses writes without the rule).
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
 
@@ -201,9 +203,17 @@ pub struct SqlArgs {
     #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
     pub tables: Vec<TableArg>,
 
-    /// Reads paths under OLD from NEW instead (for moved tables); may be repeated.
+    /// Reads paths under OLD from NEW instead (for moved tables); may be repeated. Writes
+    /// follow the rule too: an INSERT or DDL writes its files under NEW and commits to the
+    /// table found there (its pointer moves, the table under OLD is never touched); add
+    /// --read-only to refuse every write.
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
+
+    /// Refuses every statement that would write (INSERT, CREATE/DROP, COPY, maintenance
+    /// procedures), before it runs; reads, SHOW, SET, EXPLAIN and views work.
+    #[arg(long)]
+    pub read_only: bool,
 
     /// How results are printed.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]

@@ -3,6 +3,7 @@
 
 use std::io::{BufWriter, IsTerminal, Read, Write};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::error::DataFusionError;
@@ -23,6 +24,10 @@ use crate::{IcebergTableProvider, TableOptions};
 pub struct SqlSession {
     ctx: SessionContext,
     format: OutputFormat,
+    /// `--read-only`: statements that would write are refused.
+    read_only: bool,
+    /// `--relocate` rules are in force: the first write says where it goes (once).
+    relocating: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl std::fmt::Debug for SqlSession {
@@ -37,7 +42,18 @@ impl std::fmt::Debug for SqlSession {
 impl SqlSession {
     /// A session over `ctx` printing in `format`.
     pub fn new(ctx: SessionContext, format: OutputFormat) -> Self {
-        Self { ctx, format }
+        Self {
+            ctx,
+            format,
+            read_only: false,
+            relocating: None,
+        }
+    }
+
+    /// This session refusing every statement that would write ([`crate::sql::writes`]).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
     }
 
     /// A fresh session with the `--catalog` (as the default catalog) and every `--table` of
@@ -71,7 +87,14 @@ impl SqlSession {
         for (table, provider) in args.tables.iter().zip(opened) {
             ctx.register_table(table.name.as_str(), Arc::new(provider))?;
         }
-        Ok(Self::new(ctx, args.format))
+        let mut session = Self::new(ctx, args.format);
+        if args.read_only {
+            session = session.read_only();
+        }
+        if !args.relocate.is_empty() {
+            session.relocating = Some(Arc::default());
+        }
+        Ok(session)
     }
 
     /// The DataFusion context.
@@ -82,6 +105,26 @@ impl SqlSession {
     /// Runs one statement (parsed by [`crate::sql::sql`], so version clauses work) and prints
     /// its result to `out`.
     pub async fn run_statement<W: Write>(&self, sql: &str, out: &mut W) -> CliResult<()> {
+        if self.read_only || self.relocating.is_some() {
+            let writes = crate::sql::writes(&self.ctx, sql)?;
+            if let Some(why) = writes {
+                if self.read_only {
+                    return Err(CliError::Usage(format!(
+                        "refused by --read-only: {why} (run without --read-only to write)"
+                    )));
+                }
+                let told = self
+                    .relocating
+                    .as_ref()
+                    .map(|t| t.swap(true, Ordering::Relaxed));
+                if told == Some(false) {
+                    eprintln!(
+                        "note: --relocate applies to writes too: files go under each rule's NEW \
+                         and commits go to the table found there (--read-only refuses writes)"
+                    );
+                }
+            }
+        }
         let df = crate::sql::sql(&self.ctx, sql).await?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let batches = df.collect().await?;
@@ -263,6 +306,7 @@ mod tests {
             commands: Vec::new(),
             files: Vec::new(),
             on_error_stop: false,
+            read_only: false,
         };
         let session = SqlSession::from_args(&args).await.unwrap();
         let sql = "SELECT count(*) AS n FROM refs VERSION AS OF 'v1'; \

@@ -47,6 +47,7 @@ mod dialect;
 mod factory;
 mod functions;
 mod procedures;
+mod read_only;
 mod time_travel;
 mod values;
 
@@ -81,6 +82,7 @@ pub use dialect::{IcebergDialect, parse_statements};
 pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
 pub use procedures::{IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRollbackFunction};
+pub use read_only::writes;
 pub use time_travel::TimeTravelPlanner;
 pub use values::ValuesTypes;
 

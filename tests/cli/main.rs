@@ -649,3 +649,59 @@ fn table_directories_are_read_fresh_in_every_statement() {
         "count\n1\nbranch\n2\nat\n2\nversion\n2\nmain\n1\ncount\n1\nmain\n2\nat\n2\n"
     );
 }
+
+/// `--read-only` refuses every statement that would write, before it runs, and lets reads
+/// through; with `--relocate`, the first write says where writes go.
+#[test]
+fn read_only_refuses_writes_and_relocate_says_where_writes_go() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let location = dir.path().join("t");
+    let location = location.to_str().expect("utf-8 path");
+    let create = format!(
+        "CREATE EXTERNAL TABLE t (id INT) STORED AS ICEBERG LOCATION '{location}'; \
+         INSERT INTO t VALUES (1)"
+    );
+    let out = icefloe(&["sql", &create]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = format!("t={location}");
+    let metadata = dir.path().join("t/metadata");
+    let versions = || std::fs::read_dir(&metadata).expect("metadata dir").count();
+    let before = versions();
+
+    let script = "SELECT count(*) AS n FROM t; INSERT INTO t VALUES (2); \
+                  SELECT * FROM iceberg_create_tag('t', 'x'); SELECT count(*) AS n FROM t";
+    let out = icefloe(&[
+        "sql",
+        "--format",
+        "csv",
+        "--read-only",
+        "--table",
+        &table,
+        script,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "n\n1\nn\n1\n");
+    let err = stderr(&out);
+    assert!(err.contains("refused by --read-only: INSERT"), "{err}");
+    assert!(err.contains("iceberg_create_tag"), "{err}");
+    assert!(err.contains("2 of 4 statement(s) failed"), "{err}");
+    assert_eq!(versions(), before, "nothing was written");
+
+    let relocate = format!("/nowhere={location}");
+    let out = icefloe(&[
+        "sql",
+        "--relocate",
+        &relocate,
+        "--table",
+        &table,
+        "SELECT count(*) FROM t; INSERT INTO t VALUES (2); INSERT INTO t VALUES (3)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("note: --relocate applies to writes too")
+            .count(),
+        1,
+        "{err}"
+    );
+}
