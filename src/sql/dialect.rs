@@ -255,6 +255,7 @@ pub fn parse_statements(
     recursion_limit: usize,
 ) -> DFResult<VecDeque<Statement>> {
     let sql = rewrite_version_clauses(sql, dialect);
+    let sql = reorder_create_clauses(&sql, dialect);
     DFParserBuilder::new(sql.as_str())
         .with_dialect(dialect)
         .with_recursion_limit(recursion_limit)
@@ -291,6 +292,80 @@ fn rewrite_version_clauses(sql: &str, dialect: &dyn Dialect) -> String {
         out.push(')');
         copied = end;
         i += len;
+    }
+    out.push_str(&sql[copied..]);
+    out
+}
+
+/// `CREATE TABLE ... PARTITION BY (...) TBLPROPERTIES (...)` with the two clauses swapped:
+/// Spark takes them in either order, sqlparser only with `TBLPROPERTIES` first. Everything else
+/// is returned as it is.
+fn reorder_create_clauses(sql: &str, dialect: &dyn Dialect) -> String {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize_with_location() else {
+        return sql.to_string();
+    };
+    let tokens: Vec<&TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let word = |i: usize, kw: Keyword| {
+        matches!(tokens.get(i).map(|t| &t.token),
+            Some(Token::Word(w)) if w.keyword == kw && w.quote_style.is_none())
+    };
+    let offsets = LineOffsets::new(sql);
+    let mut swaps = Vec::new();
+    let (mut depth, mut statement_start, mut partition) = (0usize, 0usize, None);
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::SemiColon if depth == 0 => {
+                (statement_start, partition) = (i + 1, None);
+            }
+            _ if depth > 0 || !word(statement_start, Keyword::CREATE) => {}
+            _ if word(i, Keyword::PARTITION) && word(i + 1, Keyword::BY) => partition = Some(i),
+            _ if word(i, Keyword::TBLPROPERTIES)
+                && matches!(tokens.get(i + 1).map(|t| &t.token), Some(Token::LParen)) =>
+            {
+                if let Some(p) = partition.take() {
+                    let mut end = i + 1;
+                    let mut inner = 0usize;
+                    while end < tokens.len() {
+                        match tokens[end].token {
+                            Token::LParen => inner += 1,
+                            Token::RParen => {
+                                inner -= 1;
+                                if inner == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        end += 1;
+                    }
+                    if end < tokens.len() {
+                        swaps.push((
+                            offsets.byte(tokens[p].span.start),
+                            offsets.byte(tokens[i].span.start),
+                            offsets.byte(tokens[end].span.end),
+                        ));
+                        i = end;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut out = String::with_capacity(sql.len() + swaps.len());
+    let mut copied = 0;
+    for (partition, properties, end) in swaps {
+        out.push_str(&sql[copied..partition]);
+        out.push_str(&sql[properties..end]);
+        out.push(' ');
+        out.push_str(sql[partition..properties].trim_end());
+        copied = end;
     }
     out.push_str(&sql[copied..]);
     out
@@ -346,6 +421,25 @@ impl<'a> LineOffsets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partition_by_before_tblproperties_is_reordered() {
+        let dialect = IcebergDialect::default();
+        let sql = "CREATE TABLE db.t (x INT, s VARCHAR) PARTITION BY (bucket(4, x), s) \
+                   TBLPROPERTIES ('a' = 'b;c', 'format-version' = '3') AS SELECT 1, ')'";
+        assert_eq!(
+            reorder_create_clauses(sql, &dialect),
+            "CREATE TABLE db.t (x INT, s VARCHAR) TBLPROPERTIES ('a' = 'b;c', 'format-version' = \
+             '3') PARTITION BY (bucket(4, x), s) AS SELECT 1, ')'"
+        );
+        for unchanged in [
+            "CREATE TABLE t (x INT) TBLPROPERTIES ('a' = 'b') PARTITION BY (x)",
+            "SELECT 'PARTITION BY x TBLPROPERTIES (1)'",
+            "SELECT * FROM t; INSERT INTO u SELECT 1",
+        ] {
+            assert_eq!(reorder_create_clauses(unchanged, &dialect), unchanged);
+        }
+    }
 
     fn table_version(sql: &str) -> String {
         let statements = parse_statements(sql, &IcebergDialect::default(), 50).unwrap();

@@ -184,7 +184,7 @@ fn wrap_default_catalog(ctx: &SessionContext) {
 /// DROP TABLE db.big PURGE;
 /// ```
 ///
-/// (sqlparser reads `TBLPROPERTIES` / `WITH (...)` before `PARTITION BY`, so that order.)
+/// `PARTITION BY` and `TBLPROPERTIES` may come in either order, as in Spark.
 pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     let mut state = ctx.state();
     // Plans version clauses also in sessions without `register`: DataFusion's own planner would
