@@ -109,9 +109,20 @@ pub async fn run(cli: Cli) -> CliResult<()> {
 }
 
 /// Writes an error and its chain of causes (`Error: ...: cause: ...`) to `err`, one line.
-pub fn report_error<W: Write>(err: &mut W, error: &dyn std::error::Error) {
+pub fn report_error<W: Write>(err: &mut W, error: &(dyn std::error::Error + 'static)) {
+    let cli = error.downcast_ref::<CliError>();
+    let message = match cli {
+        // The one failing statement of a script was reported already.
+        Some(CliError::ScriptFailed { total: 1, .. }) => return,
+        // sqlparser's message once, not DataFusion's debug form of it and then it again.
+        Some(CliError::DataFusion(e)) => match e.find_root() {
+            DataFusionError::SQL(parser, _) => parser.to_string(),
+            _ => error_chain(error),
+        },
+        _ => error_chain(error),
+    };
     // Nothing sensible is left to do when stderr itself fails.
-    let _ = writeln!(err, "Error: {}", error_chain(error));
+    let _ = writeln!(err, "Error: {message}");
 }
 
 /// An error and its causes on one line, skipping causes its message already includes; the

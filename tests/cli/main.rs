@@ -53,7 +53,18 @@ fn bad_query_reports_on_stderr() {
     let out = icefloe(&["sql", "SELEC 1"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
-    assert!(stderr(&out).starts_with("Error: "), "{}", stderr(&out));
+    // One line, the parser's message once, its position in the failing statement.
+    assert_eq!(
+        stderr(&out),
+        "Error: sql parser error: Expected: an SQL statement, found: SELEC at Line: 1, Column: 1\n"
+    );
+    // The third statement starts on line 3 of the input: its error is on its own line 2.
+    let out = icefloe(&["sql", "SELECT 1 AS a;\nSELECT 2;\nSELECT\n  1 +* 2"]);
+    assert!(
+        stderr(&out).contains("found: * at Line: 2, Column: 6\n"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
