@@ -44,6 +44,9 @@ pub enum Command {
     /// that the recorded counts agree (reads trust the metadata; this looks). Exits non-zero
     /// when it finds a problem.
     Check(CheckArgs),
+    /// Manage SQLite Iceberg catalogs (PyIceberg SqlCatalog / Java JdbcCatalog layout).
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
 }
 
 /// Arguments of `icefloe check`.
@@ -189,6 +192,21 @@ pub struct DemoArgs {
     /// Where to make the warehouse: a new or empty directory (default: a new directory under
     /// the system's temporary directory, kept afterwards).
     pub dir: Option<PathBuf>,
+}
+
+/// `icefloe catalog ...`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum CatalogCommand {
+    /// Create a new, empty catalog database (PyIceberg and Java open it). Its tables go under
+    /// the database's directory (`<dir>/<namespace>/<table>`), or under a namespace's
+    /// `location` property (`CREATE SCHEMA ns WITH (location = '...')`).
+    Create {
+        /// The database file to create (never overwritten).
+        path: PathBuf,
+        /// The catalog's name in the database (the `catalog_name` column).
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
 }
 
 /// Arguments of `icefloe sql`.

@@ -52,8 +52,9 @@ pub async fn run_demo<W: Write>(args: &DemoArgs, out: &mut W) -> CliResult<()> {
     let table = catalog.create_table("db", "orders", &creation).await?;
     writeln!(
         out,
-        "catalog {} (SQLite, PyIceberg layout)\ncreated db.orders, partitioned by day(order_ts):\n  {}",
+        "catalog 'demo' in {} (SQLite, PyIceberg layout)\n{}\ncreated db.orders, partitioned by day(order_ts):\n  {}",
         db.display(),
+        super::pyiceberg_line("demo", &db, &catalog.warehouse()),
         table.metadata_location()
     )?;
 

@@ -105,7 +105,34 @@ pub async fn run(cli: Cli) -> CliResult<()> {
             maintain::run_rewrite_manifests(&args, &mut std::io::stdout().lock()).await
         }
         Command::Check(args) => maintain::run_check(&args, &mut std::io::stdout().lock()).await,
+        Command::Catalog(command) => run_catalog(&command, &mut std::io::stdout().lock()),
     }
+}
+
+/// `icefloe catalog create PATH [--name NAME]`: a new catalog database, and how to open it
+/// from icefloe and from PyIceberg.
+pub fn run_catalog<W: Write>(command: &args::CatalogCommand, out: &mut W) -> CliResult<()> {
+    let args::CatalogCommand::Create { path, name } = command;
+    let catalog = crate::catalog::SqliteCatalog::create(path, name, crate::FileIO::default())?;
+    let db = path.canonicalize().unwrap_or_else(|_| path.clone());
+    writeln!(
+        out,
+        "created catalog '{name}' in {} (SQLite, PyIceberg SqlCatalog layout); tables go under {}",
+        db.display(),
+        catalog.warehouse()
+    )?;
+    writeln!(out, "icefloe: icefloe sql --catalog {}", path.display())?;
+    writeln!(out, "{}", pyiceberg_line(name, &db, &catalog.warehouse()))?;
+    Ok(())
+}
+
+/// The PyIceberg code that opens the SQLite catalog `name` in `db` with `warehouse`.
+pub(crate) fn pyiceberg_line(name: &str, db: &std::path::Path, warehouse: &str) -> String {
+    format!(
+        "PyIceberg: from pyiceberg.catalog.sql import SqlCatalog; \
+         catalog = SqlCatalog(\"{name}\", uri=\"sqlite:///{}\", warehouse=\"file://{warehouse}\")",
+        db.display()
+    )
 }
 
 /// Writes an error and its chain of causes (`Error: ...: cause: ...`) to `err`, one line.

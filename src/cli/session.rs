@@ -82,6 +82,14 @@ impl SqlSession {
             .await
             .map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)))?;
         if let Some(db) = &args.catalog {
+            if !db.exists() {
+                return Err(CliError::Usage(format!(
+                    "catalog database {} does not exist: create one with `icefloe catalog \
+                     create {}` (then CREATE SCHEMA ns and CREATE TABLE ns.t ...)",
+                    db.display(),
+                    db.display()
+                )));
+            }
             register_catalog_as_default(&ctx, db, relocation.clone()).await?;
         }
         for (table, provider) in args.tables.iter().zip(opened) {

@@ -151,7 +151,52 @@ fn missing_table_location_is_an_error() {
 fn missing_catalog_is_an_error() {
     let out = icefloe(&["sql", "--catalog", "/no/such/catalog.db", "SELECT 1"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("catalog.db"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("catalog database /no/such/catalog.db does not exist")
+            && err.contains("icefloe catalog create /no/such/catalog.db"),
+        "{err}"
+    );
+}
+
+/// `icefloe catalog create` makes a catalog that icefloe writes to and PyIceberg opens with
+/// the line it prints; an existing database is never overwritten.
+#[test]
+fn catalog_create_makes_a_catalog_pyiceberg_opens() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("new.db");
+    let db = db.to_str().expect("utf-8 path");
+    let out = icefloe(&["catalog", "create", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("created catalog 'default'"), "{text}");
+    let pyiceberg = text
+        .lines()
+        .find_map(|l| l.strip_prefix("PyIceberg: "))
+        .expect("a PyIceberg line")
+        .to_string();
+
+    let sql = "CREATE SCHEMA db; CREATE TABLE db.t (x INT); INSERT INTO db.t VALUES (1), (2)";
+    let out = icefloe(&["sql", "--catalog", db, sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let again = icefloe(&["catalog", "create", db]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("already exists"), "{}", stderr(&again));
+
+    let Some(python) = std::env::var_os("ICEFLOE_PYTHON") else {
+        eprintln!("catalog create: ICEFLOE_PYTHON is not set, PyIceberg's check was NOT run");
+        return;
+    };
+    let script = format!(
+        "{pyiceberg}\nprint(catalog.load_table('db.t').scan().to_arrow().num_rows)"
+    );
+    let out = Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "2");
 }
 
 /// `icefloe sql` with `stdin` piped in and `args`.
@@ -450,6 +495,12 @@ fn demo_builds_a_warehouse_and_walks_through_it() {
     // The second manifest list reuses the first commit's manifest; the pruned query reads one
     // of the two manifests.
     assert_eq!(text.matches("(reused)").count(), 1, "{text}");
+    // The catalog's name, with the line that opens it in PyIceberg.
+    assert!(
+        text.contains("catalog 'demo' in ")
+            && text.contains("PyIceberg: from pyiceberg.catalog.sql import SqlCatalog; catalog = SqlCatalog(\"demo\""),
+        "{text}"
+    );
     assert!(
         text.contains("manifests_total=2 manifests_pruned=1 data_files_scanned=1"),
         "{text}"
