@@ -237,6 +237,11 @@ pub struct SqlArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
 
+    /// How --format json prints integers beyond 2^53 (snapshot ids): as numbers (the
+    /// default; exact in the text, but JavaScript and jq round them) or as strings.
+    #[arg(long, value_enum, default_value_t = JsonBigInt::Number)]
+    pub json_big_int: JsonBigInt,
+
     /// SQL to run (statements separated by `;`, the last one's `;` optional). Without it,
     /// `-c` or `-f`, statements piped in are run; from a terminal an interactive shell starts.
     pub query: Option<String>,
@@ -272,6 +277,16 @@ pub struct TreeArgs {
     /// Files shown per manifest before the rest are summarised.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub max_files: usize,
+}
+
+/// How JSON output prints integers beyond 2^53.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum JsonBigInt {
+    /// JSON numbers (exact digits; readers that use doubles round them).
+    #[default]
+    Number,
+    /// Decimal strings, exact in every reader.
+    String,
 }
 
 /// How query results are printed.

@@ -9,7 +9,7 @@ use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
 use serde_json::{Map, Value};
 
 use super::CliResult;
-use super::args::OutputFormat;
+use super::args::{JsonBigInt, OutputFormat};
 use super::json::column_to_json;
 
 /// Prints one result (its schema and batches) in `format`.
@@ -21,13 +21,24 @@ pub fn print_batches<W: Write>(
     schema: &SchemaRef,
     batches: &[RecordBatch],
 ) -> CliResult<()> {
+    print_batches_with(out, format, JsonBigInt::default(), schema, batches)
+}
+
+/// [`print_batches`], printing JSON integers beyond 2^53 as `big_ints` says.
+pub fn print_batches_with<W: Write>(
+    out: &mut W,
+    format: OutputFormat,
+    big_ints: JsonBigInt,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> CliResult<()> {
     if schema.fields().is_empty() {
         return Ok(());
     }
     match format {
         OutputFormat::Table => print_table(out, schema, batches),
         OutputFormat::Csv => print_csv(out, schema, batches),
-        OutputFormat::Json => print_json(out, batches),
+        OutputFormat::Json => print_json_with(out, batches, big_ints),
     }
 }
 
@@ -70,6 +81,17 @@ pub fn print_csv<W: Write>(
 
 /// JSON lines: one object per row, keys in column order.
 pub fn print_json<W: Write>(out: &mut W, batches: &[RecordBatch]) -> CliResult<()> {
+    print_json_with(out, batches, JsonBigInt::default())
+}
+
+/// [`print_json`], with integers beyond 2^53 (snapshot ids, say) as strings when `big_ints`
+/// is [`JsonBigInt::String`]: JavaScript and jq read JSON numbers as doubles, which keep
+/// integers exact only up to 2^53.
+pub fn print_json_with<W: Write>(
+    out: &mut W,
+    batches: &[RecordBatch],
+    big_ints: JsonBigInt,
+) -> CliResult<()> {
     for batch in batches {
         let columns = batch_to_json(batch)?;
         let schema = batch.schema();
@@ -80,11 +102,37 @@ pub fn print_json<W: Write>(out: &mut W, batches: &[RecordBatch]) -> CliResult<(
                 .zip(&columns)
                 .map(|(f, c)| (f.name().clone(), c[row].clone()))
                 .collect();
-            serde_json::to_writer(&mut *out, &Value::Object(object))?;
+            let mut object = Value::Object(object);
+            if big_ints == JsonBigInt::String {
+                big_ints_as_strings(&mut object);
+            }
+            serde_json::to_writer(&mut *out, &object)?;
             writeln!(out)?;
         }
     }
     Ok(())
+}
+
+/// The largest integer a double holds exactly, and every one below it.
+const EXACT_IN_DOUBLE: u64 = 1 << 53;
+
+/// Integers of `value` (at any depth) beyond +-2^53 as decimal strings.
+fn big_ints_as_strings(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            let big = match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => u > EXACT_IN_DOUBLE,
+                (None, Some(i)) => i.unsigned_abs() > EXACT_IN_DOUBLE,
+                (None, None) => false,
+            };
+            if big {
+                *value = Value::String(n.to_string());
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(big_ints_as_strings),
+        Value::Object(fields) => fields.values_mut().for_each(big_ints_as_strings),
+        _ => {}
+    }
 }
 
 /// Every column of a batch as JSON values.

@@ -11,8 +11,8 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::future::try_join_all;
 
-use super::args::{OutputFormat, SqlArgs, relocation_of};
-use super::print::print_batches;
+use super::args::{JsonBigInt, OutputFormat, SqlArgs, relocation_of};
+use super::print::print_batches_with;
 use super::shell::{Input, InputBuffer};
 use super::{CliError, CliResult, report_error, shell};
 use crate::session::register_catalog_as_default;
@@ -26,6 +26,8 @@ pub struct SqlSession {
     format: OutputFormat,
     /// `--read-only`: statements that would write are refused.
     read_only: bool,
+    /// `--json-big-int`.
+    json_big_int: JsonBigInt,
     /// `--relocate` rules are in force: the first write says where it goes (once).
     relocating: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -46,6 +48,7 @@ impl SqlSession {
             ctx,
             format,
             read_only: false,
+            json_big_int: JsonBigInt::default(),
             relocating: None,
         }
     }
@@ -96,6 +99,7 @@ impl SqlSession {
             ctx.register_table(table.name.as_str(), Arc::new(provider))?;
         }
         let mut session = Self::new(ctx, args.format);
+        session.json_big_int = args.json_big_int;
         if args.read_only {
             session = session.read_only();
         }
@@ -136,7 +140,7 @@ impl SqlSession {
         let df = crate::sql::sql(&self.ctx, sql).await?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
         let batches = df.collect().await?;
-        print_batches(out, self.format, &schema, &batches)?;
+        print_batches_with(out, self.format, self.json_big_int, &schema, &batches)?;
         out.flush()?;
         Ok(())
     }
@@ -315,6 +319,7 @@ mod tests {
             files: Vec::new(),
             on_error_stop: false,
             read_only: false,
+            json_big_int: JsonBigInt::Number,
         };
         let session = SqlSession::from_args(&args).await.unwrap();
         let sql = "SELECT count(*) AS n FROM refs VERSION AS OF 'v1'; \

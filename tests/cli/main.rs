@@ -103,6 +103,28 @@ fn json_value_types() {
     );
 }
 
+/// Integers beyond 2^53 (snapshot ids) print as numbers by default, as exact decimal strings
+/// with `--json-big-int string` (also inside lists and structs); smaller ones stay numbers.
+#[test]
+fn json_big_ints_as_strings() {
+    let sql = "SELECT 5717840931077797238 AS id, -9007199254740993 AS neg, 9007199254740992 AS edge, \
+               7 AS small, [5717840931077797238] AS l, named_struct('k', 9007199254740993) AS s";
+    let out = icefloe(&["sql", "--format", "json", sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "{\"id\":5717840931077797238,\"neg\":-9007199254740993,\"edge\":9007199254740992,\
+         \"small\":7,\"l\":[5717840931077797238],\"s\":{\"k\":9007199254740993}}\n"
+    );
+    let out = icefloe(&["sql", "--format", "json", "--json-big-int", "string", sql]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "{\"id\":\"5717840931077797238\",\"neg\":\"-9007199254740993\",\"edge\":9007199254740992,\
+         \"small\":7,\"l\":[\"5717840931077797238\"],\"s\":{\"k\":\"9007199254740993\"}}\n"
+    );
+}
+
 #[test]
 fn table_format_is_the_default() {
     let out = icefloe(&["sql", "SELECT 1 AS a"]);
