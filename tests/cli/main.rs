@@ -204,15 +204,18 @@ fn catalog_create_makes_a_catalog_pyiceberg_opens() {
 
     let again = icefloe(&["catalog", "create", db]);
     assert_eq!(again.status.code(), Some(1));
-    assert!(stderr(&again).contains("already exists"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
 
     let Some(python) = std::env::var_os("ICEFLOE_PYTHON") else {
         eprintln!("catalog create: ICEFLOE_PYTHON is not set, PyIceberg's check was NOT run");
         return;
     };
-    let script = format!(
-        "{pyiceberg}\nprint(catalog.load_table('db.t').scan().to_arrow().num_rows)"
-    );
+    let script =
+        format!("{pyiceberg}\nprint(catalog.load_table('db.t').scan().to_arrow().num_rows)");
     let out = Command::new(python)
         .args(["-c", &script])
         .output()
