@@ -266,14 +266,23 @@ pub fn parse_statements(
 /// Rewrites every `VERSION AS OF 'name'` and `VERSION AS OF -123` to `AT(VERSION => ...)`,
 /// keeping all other text as written. SQL that does not tokenize is returned unchanged, for the
 /// parser to report.
+/// The tokens of `sql` without white space, or `None` when it does not tokenize (then the
+/// text goes to the parser as it is, to fail there with its message).
+fn significant_tokens(sql: &str, dialect: &dyn Dialect) -> Option<Vec<TokenWithSpan>> {
+    let tokens = Tokenizer::new(dialect, sql).tokenize_with_location().ok()?;
+    Some(
+        tokens
+            .into_iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+            .collect(),
+    )
+}
+
 fn rewrite_version_clauses(sql: &str, dialect: &dyn Dialect) -> String {
-    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize_with_location() else {
+    let Some(tokens) = significant_tokens(sql, dialect) else {
         return sql.to_string();
     };
-    let tokens: Vec<&TokenWithSpan> = tokens
-        .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .collect();
+    let tokens: Vec<&TokenWithSpan> = tokens.iter().collect();
     let offsets = LineOffsets::new(sql);
     let mut out = String::with_capacity(sql.len() + 16);
     let mut copied = 0;
@@ -301,13 +310,10 @@ fn rewrite_version_clauses(sql: &str, dialect: &dyn Dialect) -> String {
 /// Spark takes them in either order, sqlparser only with `TBLPROPERTIES` first. Everything else
 /// is returned as it is.
 fn reorder_create_clauses(sql: &str, dialect: &dyn Dialect) -> String {
-    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize_with_location() else {
+    let Some(tokens) = significant_tokens(sql, dialect) else {
         return sql.to_string();
     };
-    let tokens: Vec<&TokenWithSpan> = tokens
-        .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .collect();
+    let tokens: Vec<&TokenWithSpan> = tokens.iter().collect();
     let word = |i: usize, kw: Keyword| {
         matches!(tokens.get(i).map(|t| &t.token),
             Some(Token::Word(w)) if w.keyword == kw && w.quote_style.is_none())

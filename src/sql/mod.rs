@@ -59,7 +59,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::cast;
-use datafusion::common::{not_impl_err, plan_datafusion_err, plan_err};
+use datafusion::common::{ResolvedTableReference, not_impl_err, plan_datafusion_err, plan_err};
 use datafusion::dataframe::DataFrame;
 use datafusion::error::Result as DFResult;
 use datafusion::execution::SessionState;
@@ -312,15 +312,7 @@ struct IcebergTarget {
 }
 
 fn iceberg_target(state: &SessionState, name: &ObjectName) -> DFResult<Option<IcebergTarget>> {
-    let normalize = state
-        .config()
-        .options()
-        .sql_parser
-        .enable_ident_normalization;
-    let reference = object_name_to_table_reference(name.clone(), normalize)?;
-    let names = &state.config().options().catalog;
-    let resolved = reference.resolve(&names.default_catalog, &names.default_schema);
-    let Some(catalog) = IcebergCatalogs::lookup(state, &resolved.catalog) else {
+    let Some((catalog, resolved)) = iceberg_catalog_of(state, name)? else {
         return Ok(None);
     };
     if !catalog.namespace_exists(&resolved.schema)? {
@@ -333,10 +325,12 @@ fn iceberg_target(state: &SessionState, name: &ObjectName) -> DFResult<Option<Ic
     }))
 }
 
-/// Refuses `CREATE TABLE` of a name in an Iceberg catalog whose namespace does not exist:
-/// DataFusion would make an in-memory table there, gone when the session ends, which is never
-/// what the user of a catalog session means.
-fn refuse_lost_table(state: &SessionState, name: &ObjectName) -> DFResult<()> {
+/// The Iceberg catalog a table name resolves into (with the session's default catalog and
+/// schema), and the resolved name; `None` when the catalog is no Iceberg catalog.
+fn iceberg_catalog_of(
+    state: &SessionState,
+    name: &ObjectName,
+) -> DFResult<Option<(Arc<SqliteCatalog>, ResolvedTableReference)>> {
     let normalize = state
         .config()
         .options()
@@ -345,7 +339,14 @@ fn refuse_lost_table(state: &SessionState, name: &ObjectName) -> DFResult<()> {
     let reference = object_name_to_table_reference(name.clone(), normalize)?;
     let names = &state.config().options().catalog;
     let resolved = reference.resolve(&names.default_catalog, &names.default_schema);
-    let Some(catalog) = IcebergCatalogs::lookup(state, &resolved.catalog) else {
+    Ok(IcebergCatalogs::lookup(state, &resolved.catalog).map(|catalog| (catalog, resolved)))
+}
+
+/// Refuses `CREATE TABLE` of a name in an Iceberg catalog whose namespace does not exist:
+/// DataFusion would make an in-memory table there, gone when the session ends, which is never
+/// what the user of a catalog session means.
+fn refuse_lost_table(state: &SessionState, name: &ObjectName) -> DFResult<()> {
+    let Some((catalog, resolved)) = iceberg_catalog_of(state, name)? else {
         return Ok(());
     };
     let namespaces = catalog.list_namespaces()?;

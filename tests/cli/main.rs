@@ -697,7 +697,18 @@ fn remove_orphans_deletes_only_old_unreferenced_files() {
     ]);
     assert_eq!(stdout(&out), "n\n5\n");
 }
-mod safety;
+
+/// A table directory `<dir>/t` with one column `id` and one row (1), made through the CLI.
+fn one_row_table(dir: &Path) -> String {
+    let location = dir.join("t").to_str().expect("utf-8 path").to_string();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t (id INT) STORED AS ICEBERG LOCATION '{location}'; \
+         INSERT INTO t VALUES (1)"
+    );
+    let out = icefloe(&["sql", &create]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    location
+}
 
 /// A table registered with `--table` is as fresh in every statement as a catalog table: an
 /// INSERT into its branch shows in `t.branch_b`, `"t@b"` and `VERSION AS OF 'b'`, and a commit
@@ -706,14 +717,8 @@ mod safety;
 #[test]
 fn table_directories_are_read_fresh_in_every_statement() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let location = dir.path().join("t");
-    let location = location.to_str().expect("utf-8 path");
-    let create = format!(
-        "CREATE EXTERNAL TABLE t (id INT) STORED AS ICEBERG LOCATION '{location}'; \
-         INSERT INTO t VALUES (1)"
-    );
-    let out = icefloe(&["sql", &create]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let location = one_row_table(dir.path());
+    let location = location.as_str();
     let out = icefloe(&["branch", location, "b1"]);
     assert!(out.status.success(), "{}", stderr(&out));
 
@@ -742,14 +747,8 @@ fn table_directories_are_read_fresh_in_every_statement() {
 #[test]
 fn read_only_refuses_writes_and_relocate_says_where_writes_go() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let location = dir.path().join("t");
-    let location = location.to_str().expect("utf-8 path");
-    let create = format!(
-        "CREATE EXTERNAL TABLE t (id INT) STORED AS ICEBERG LOCATION '{location}'; \
-         INSERT INTO t VALUES (1)"
-    );
-    let out = icefloe(&["sql", &create]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let location = one_row_table(dir.path());
+    let location = location.as_str();
     let table = format!("t={location}");
     let metadata = dir.path().join("t/metadata");
     let versions = || std::fs::read_dir(&metadata).expect("metadata dir").count();
@@ -792,3 +791,5 @@ fn read_only_refuses_writes_and_relocate_says_where_writes_go() {
         "{err}"
     );
 }
+
+mod safety;
