@@ -56,6 +56,9 @@ pub enum CliError {
     /// `icefloe check` found problems (listed on stdout).
     #[error("the check found {0} problem(s)")]
     CheckFailed(usize),
+    /// `icefloe tree` drew files it could not read (as `error:` lines).
+    #[error("{0} file(s) of the tree could not be read (shown as error: lines above)")]
+    Unreadable(usize),
     /// An input file could not be read.
     #[error("reading {what}: {source}")]
     Input {

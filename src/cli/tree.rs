@@ -37,6 +37,27 @@ pub struct TableTree {
     pub snapshots: Vec<SnapshotTree>,
 }
 
+impl TableTree {
+    /// How many files of the tree could not be read (each is drawn as an `error:` line): manifest
+    /// lists, and manifests counted once however many snapshots list them.
+    pub fn unreadable(&self) -> usize {
+        let mut manifests = std::collections::BTreeSet::new();
+        let mut lists = 0;
+        for snapshot in &self.snapshots {
+            match &snapshot.manifests {
+                Err(_) => lists += 1,
+                Ok(listed) => manifests.extend(
+                    listed
+                        .iter()
+                        .filter(|m| m.entries.is_err())
+                        .map(|m| m.manifest.manifest_path.as_str()),
+                ),
+            }
+        }
+        lists + manifests.len()
+    }
+}
+
 /// One snapshot and its manifests.
 #[derive(Debug, Clone)]
 pub struct SnapshotTree {

@@ -39,7 +39,10 @@ pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
     };
     out.write_all(render_tree(&tree, options).as_bytes())?;
     out.flush()?;
-    Ok(())
+    match tree.unreadable() {
+        0 => Ok(()),
+        n => Err(CliError::Unreadable(n)),
+    }
 }
 
 /// The table of `args` and how its metadata file was found.

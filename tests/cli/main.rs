@@ -430,6 +430,7 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// A broken manifest is drawn in place, the rest of the tree after it, and `tree` exits 1.
 #[test]
 fn tree_shows_a_truncated_manifest_in_place_and_goes_on() {
     let copy = tempfile::tempdir().expect("tempdir");
@@ -445,7 +446,13 @@ fn tree_shows_a_truncated_manifest_in_place_and_goes_on() {
         "--relocate".into(),
         format!("/test-warehouse/trino_variant={}", copy.path().display()),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // The whole tree is drawn, and the exit status says that a file could not be read.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("1 file(s) of the tree could not be read"),
+        "{}",
+        stderr(&out)
+    );
     let text = stdout(&out);
     let broken = text
         .lines()
