@@ -34,7 +34,8 @@ use crate::spec::{TableMetadata, TableRequirement, TableUpdate};
 use crate::table::Table;
 use crate::table::TableCreation;
 use crate::table::locate::{
-    VERSION_HINTS, is_metadata_file, metadata_file_version, successor_exists, write_version_hint,
+    VERSION_HINTS, is_metadata_file, metadata_file_version, parsed_bytes, successor_exists,
+    write_version_hint,
 };
 
 /// Tables as directories under a root (see the module docs).
@@ -201,7 +202,10 @@ impl DirectoryCatalog {
     /// Records `table` (version `version`, its metadata file holding `bytes`, read when not
     /// given) as found current beyond doubt.
     async fn remember(&self, location: &str, table: &Table, version: u64, bytes: Option<Bytes>) {
-        let bytes = match bytes {
+        // A strict load just read the file: its bytes are those its parse came from.
+        let bytes = match bytes
+            .or_else(|| parsed_bytes(&self.io, table.metadata_location(), table.metadata()))
+        {
             Some(bytes) => Some(bytes),
             None => self.read_metadata_file(table.metadata_location()).await,
         };

@@ -319,7 +319,7 @@ pub async fn load_metadata(io: &FileIO, metadata_location: &str) -> Result<Arc<T
         })?;
     // The file is read every time; the parse is reused only for the very same bytes.
     let cache = ManifestCache::global();
-    let key = format!("metadata|{limit}|{}", location_key(io, metadata_location));
+    let key = metadata_cache_key(io, metadata_location, limit);
     if let Some(Cached::Metadata(raw, parsed)) = cache.get(&key)
         && raw == bytes
     {
@@ -330,6 +330,26 @@ pub async fn load_metadata(io: &FileIO, metadata_location: &str) -> Result<Arc<T
     );
     cache.insert(key, Cached::Metadata(bytes, Arc::clone(&parsed)));
     Ok(parsed)
+}
+
+/// The cache key of a metadata file's parse (the read limit decides what parses, for gzip).
+fn metadata_cache_key(io: &FileIO, metadata_location: &str, limit: u64) -> String {
+    format!("metadata|{limit}|{}", location_key(io, metadata_location))
+}
+
+/// The bytes `metadata` was parsed from by [`load_metadata`] of `metadata_location`, while the
+/// cache still holds that parse (no IO).
+pub(crate) fn parsed_bytes(
+    io: &FileIO,
+    metadata_location: &str,
+    metadata: &Arc<TableMetadata>,
+) -> Option<Bytes> {
+    let limit = io.read_limits().metadata_bytes;
+    let key = metadata_cache_key(io, metadata_location, limit);
+    match ManifestCache::global().get(&key) {
+        Some(Cached::Metadata(raw, parsed)) if Arc::ptr_eq(&parsed, metadata) => Some(raw),
+        _ => None,
+    }
 }
 
 /// Whether a location names a metadata file rather than a table directory.
