@@ -11,14 +11,15 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use icefloe::cli::{Cli, CliError, CliResult, report_error, run};
+use icefloe::cli::{Cli, CliError, CliResult, report_error_as, run};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let json = cli.errors_as_json();
     match main_inner(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            report_error(&mut std::io::stderr().lock(), &e);
+            report_error_as(&mut std::io::stderr().lock(), &e, json, None);
             ExitCode::FAILURE
         }
     }

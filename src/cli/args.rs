@@ -16,6 +16,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether errors are printed as JSON objects: `icefloe sql --format json`.
+    pub fn errors_as_json(&self) -> bool {
+        matches!(&self.command, Command::Sql(args) if args.format == OutputFormat::Json)
+    }
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -242,6 +249,11 @@ pub struct SqlArgs {
     #[arg(long, value_enum, default_value_t = JsonBigInt::Number)]
     pub json_big_int: JsonBigInt,
 
+    /// Rows a --format table result shows (a footer gives the full count: "1000 rows (40
+    /// shown)"); 0 shows every row. CSV and JSON always print every row.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ROWS)]
+    pub max_rows: usize,
+
     /// SQL to run (statements separated by `;`, the last one's `;` optional). Without it,
     /// `-c` or `-f`, statements piped in are run; from a terminal an interactive shell starts.
     pub query: Option<String>,
@@ -259,6 +271,9 @@ pub struct SqlArgs {
     #[arg(long)]
     pub on_error_stop: bool,
 }
+
+/// Rows a table result shows unless `--max-rows` says otherwise (as datafusion-cli).
+pub const DEFAULT_MAX_ROWS: usize = 40;
 
 /// Arguments of `icefloe tree`.
 #[derive(Debug, Clone, clap::Args)]

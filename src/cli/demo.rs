@@ -204,5 +204,5 @@ fn heading<W: Write>(out: &mut W, title: &str) -> CliResult<()> {
 /// Prints `sql`, runs it, prints its result.
 async fn statement<W: Write>(session: &SqlSession, out: &mut W, sql: &str) -> CliResult<()> {
     writeln!(out, "> {sql};")?;
-    session.run_statement(sql, out).await
+    session.run_statement(sql, out).await.map(|_| ())
 }

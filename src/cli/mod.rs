@@ -5,6 +5,7 @@
 //! The binary only parses [`Cli`] and calls [`run`]; everything here is testable without it.
 
 pub mod args;
+mod complete;
 mod demo;
 pub mod json;
 mod maintain;
@@ -22,7 +23,7 @@ use datafusion::error::DataFusionError;
 
 pub use args::{Cli, Command, DemoArgs, OutputFormat, SqlArgs, TreeArgs};
 pub use demo::run_demo;
-pub use session::{SqlSession, run_sql};
+pub use session::{OnError, Printed, SqlSession, Tally, run_sql};
 pub use tree_load::{load_tree, run_tree};
 
 /// An error of the command line.
@@ -140,19 +141,46 @@ pub(crate) fn pyiceberg_line(name: &str, db: &std::path::Path, warehouse: &str) 
 
 /// Writes an error and its chain of causes (`Error: ...: cause: ...`) to `err`, one line.
 pub fn report_error<W: Write>(err: &mut W, error: &(dyn std::error::Error + 'static)) {
+    if let Some(message) = error_message(error) {
+        // Nothing sensible is left to do when stderr itself fails.
+        let _ = writeln!(err, "Error: {message}");
+    }
+}
+
+/// [`report_error`] as one JSON object (`{"error": "..."}`) when `json` (`--format json`),
+/// with the 1-based number of the failing statement of a script when there is one.
+pub fn report_error_as<W: Write>(
+    err: &mut W,
+    error: &(dyn std::error::Error + 'static),
+    json: bool,
+    statement: Option<usize>,
+) {
+    if !json {
+        return report_error(err, error);
+    }
+    if let Some(message) = error_message(error) {
+        let mut object = serde_json::Map::new();
+        object.insert("error".into(), message.into());
+        if let Some(n) = statement {
+            object.insert("statement".into(), n.into());
+        }
+        let _ = writeln!(err, "{}", serde_json::Value::Object(object));
+    }
+}
+
+/// The one-line message of an error; `None` when it was reported already.
+fn error_message(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     let cli = error.downcast_ref::<CliError>();
-    let message = match cli {
+    Some(match cli {
         // The one failing statement of a script was reported already.
-        Some(CliError::ScriptFailed { total: 1, .. }) => return,
+        Some(CliError::ScriptFailed { total: 1, .. }) => return None,
         // sqlparser's message once, not DataFusion's debug form of it and then it again.
         Some(CliError::DataFusion(e)) => match e.find_root() {
             DataFusionError::SQL(parser, _) => parser.to_string(),
             _ => error_chain(error),
         },
         _ => error_chain(error),
-    };
-    // Nothing sensible is left to do when stderr itself fails.
-    let _ = writeln!(err, "Error: {message}");
+    })
 }
 
 /// An error and its causes on one line, skipping causes its message already includes; the

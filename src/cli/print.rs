@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
+use datafusion::arrow::util::display::FormatOptions;
+use datafusion::arrow::util::pretty::{
+    pretty_format_batches_with_options, pretty_format_batches_with_schema,
+};
 use serde_json::{Map, Value};
 
 use super::CliResult;
@@ -42,19 +45,29 @@ pub fn print_batches_with<W: Write>(
     }
 }
 
-/// A boxed text table, with a header even when there are no rows.
+/// A boxed text table, with a header even when there are no rows; NULL reads `NULL`, so that
+/// it differs from an empty string.
 pub fn print_table<W: Write>(
     out: &mut W,
     schema: &SchemaRef,
     batches: &[RecordBatch],
 ) -> CliResult<()> {
-    let table = pretty_format_batches_with_schema(Arc::clone(schema), batches)?;
-    writeln!(out, "{table}")?;
+    if batches.iter().all(|b| b.num_rows() == 0) {
+        let table = pretty_format_batches_with_schema(Arc::clone(schema), &[])?;
+        writeln!(out, "{table}")?;
+    } else {
+        let options = FormatOptions::default()
+            .with_display_error(true)
+            .with_null("NULL");
+        let table = pretty_format_batches_with_options(batches, &options)?;
+        writeln!(out, "{table}")?;
+    }
     Ok(())
 }
 
 /// CSV: a header row, then one row per record; fields are quoted when they hold a comma,
-/// quote, CR or LF (RFC 4180); NULL is an empty field. Lines end with `\n`.
+/// quote, CR or LF (RFC 4180); NULL is an empty field and an empty string `""` (as
+/// PostgreSQL's CSV). Lines end with `\n`.
 pub fn print_csv<W: Write>(
     out: &mut W,
     schema: &SchemaRef,
@@ -69,10 +82,7 @@ pub fn print_csv<W: Write>(
     for batch in batches {
         let columns = batch_to_json(batch)?;
         for row in 0..batch.num_rows() {
-            let cells: Vec<String> = columns
-                .iter()
-                .map(|c| csv_field(&csv_text(&c[row])))
-                .collect();
+            let cells: Vec<String> = columns.iter().map(|c| csv_cell(&c[row])).collect();
             writeln!(out, "{}", cells.join(","))?;
         }
     }
@@ -156,6 +166,14 @@ fn csv_text(value: &Value) -> String {
     }
 }
 
+/// One CSV field: NULL empty, an empty string quoted.
+fn csv_cell(value: &Value) -> String {
+    match value {
+        Value::String(s) if s.is_empty() => "\"\"".into(),
+        other => csv_field(&csv_text(other)),
+    }
+}
+
 /// Quotes a field when RFC 4180 requires it.
 fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
@@ -215,7 +233,21 @@ mod tests {
     fn table_prints_rows() {
         let b = batch();
         let text = render(OutputFormat::Table, std::slice::from_ref(&b), &b.schema());
-        assert!(text.contains("| 1 | x,\"y\" |"), "{text}");
+        assert!(text.contains("| 1    | x,\"y\" |"), "{text}");
+        assert!(text.contains("| NULL | plain |"), "{text}");
+    }
+
+    #[test]
+    fn null_differs_from_an_empty_string() {
+        let a: ArrayRef = Arc::new(StringArray::from(vec![Some(""), None, Some("NULL")]));
+        let b = RecordBatch::try_from_iter([("s", a)]).unwrap();
+        let text = render(OutputFormat::Table, std::slice::from_ref(&b), &b.schema());
+        let rows: Vec<&str> = text.lines().skip(3).take(2).collect();
+        assert_eq!(rows, ["|      |", "| NULL |"], "{text}");
+        let csv = render(OutputFormat::Csv, std::slice::from_ref(&b), &b.schema());
+        assert_eq!(csv, "s\n\"\"\n\nNULL\n");
+        let json = render(OutputFormat::Json, std::slice::from_ref(&b), &b.schema());
+        assert_eq!(json, "{\"s\":\"\"}\n{\"s\":null}\n{\"s\":\"NULL\"}\n");
     }
 
     #[test]

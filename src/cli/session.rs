@@ -4,17 +4,19 @@
 use std::io::{BufWriter, IsTerminal, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::error::DataFusionError;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::StreamExt;
 use futures::future::try_join_all;
 
-use super::args::{JsonBigInt, OutputFormat, SqlArgs, relocation_of};
-use super::print::print_batches_with;
-use super::shell::{Input, InputBuffer};
-use super::{CliError, CliResult, report_error, shell};
+use super::args::{DEFAULT_MAX_ROWS, JsonBigInt, OutputFormat, SqlArgs, relocation_of};
+use super::print::{print_batches_with, print_table};
+use super::shell::{Command, HELP, Input, InputBuffer};
+use super::{CliError, CliResult, report_error_as, shell};
 use crate::session::register_catalog_as_default;
 use crate::{IcebergTableProvider, TableOptions};
 
@@ -28,6 +30,8 @@ pub struct SqlSession {
     read_only: bool,
     /// `--json-big-int`.
     json_big_int: JsonBigInt,
+    /// `--max-rows` (0: every row).
+    max_rows: usize,
     /// `--relocate` rules are in force: the first write says where it goes (once).
     relocating: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -49,8 +53,15 @@ impl SqlSession {
             format,
             read_only: false,
             json_big_int: JsonBigInt::default(),
+            max_rows: DEFAULT_MAX_ROWS,
             relocating: None,
         }
+    }
+
+    /// This session showing at most `max_rows` rows of a table result (0: every row).
+    pub fn with_max_rows(mut self, max_rows: usize) -> Self {
+        self.max_rows = max_rows;
+        self
     }
 
     /// This session refusing every statement that would write ([`crate::sql::writes`]).
@@ -98,7 +109,7 @@ impl SqlSession {
         for (table, provider) in args.tables.iter().zip(opened) {
             ctx.register_table(table.name.as_str(), Arc::new(provider))?;
         }
-        let mut session = Self::new(ctx, args.format);
+        let mut session = Self::new(ctx, args.format).with_max_rows(args.max_rows);
         session.json_big_int = args.json_big_int;
         if args.read_only {
             session = session.read_only();
@@ -109,14 +120,20 @@ impl SqlSession {
         Ok(session)
     }
 
+    /// Whether errors are reported as JSON objects (`--format json`).
+    pub fn errors_as_json(&self) -> bool {
+        self.format == OutputFormat::Json
+    }
+
     /// The DataFusion context.
     pub fn context(&self) -> &SessionContext {
         &self.ctx
     }
 
     /// Runs one statement (parsed by [`crate::sql::sql`], so version clauses work) and prints
-    /// its result to `out`.
-    pub async fn run_statement<W: Write>(&self, sql: &str, out: &mut W) -> CliResult<()> {
+    /// its result to `out`: in `--format table` at most `--max-rows` rows, as they arrive
+    /// (the rest are counted, not kept). Says how many rows there were and were shown.
+    pub async fn run_statement<W: Write>(&self, sql: &str, out: &mut W) -> CliResult<Printed> {
         if self.read_only || self.relocating.is_some() {
             let writes = crate::sql::writes(&self.ctx, sql)?;
             if let Some(why) = writes {
@@ -139,10 +156,71 @@ impl SqlSession {
         }
         let df = crate::sql::sql(&self.ctx, sql).await?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let batches = df.collect().await?;
-        print_batches_with(out, self.format, self.json_big_int, &schema, &batches)?;
+        if schema.fields().is_empty() {
+            df.collect().await?;
+            return Ok(Printed::default());
+        }
+        let printed = if self.format == OutputFormat::Table {
+            let limit = match self.max_rows {
+                0 => usize::MAX,
+                n => n,
+            };
+            let mut stream = df.execute_stream().await?;
+            let (mut kept, mut printed) = (Vec::new(), Printed::default());
+            while let Some(batch) = stream.next().await {
+                let batch = batch?;
+                let room = limit.saturating_sub(printed.shown);
+                if room > 0 {
+                    let take = room.min(batch.num_rows());
+                    printed.shown += take;
+                    kept.push(batch.slice(0, take));
+                }
+                printed.rows = Some(printed.rows.unwrap_or(0) + batch.num_rows());
+            }
+            printed.rows.get_or_insert(0);
+            print_table(out, &schema, &kept)?;
+            printed
+        } else {
+            let batches = df.collect().await?;
+            let rows = batches.iter().map(|b| b.num_rows()).sum();
+            print_batches_with(out, self.format, self.json_big_int, &schema, &batches)?;
+            Printed {
+                rows: Some(rows),
+                shown: rows,
+            }
+        };
         out.flush()?;
-        Ok(())
+        Ok(printed)
+    }
+
+    /// The footer of a result in `--format table`: `3 rows`, `1000 rows (40 shown)`, with the
+    /// time taken when `elapsed` is given; `None` in other formats, and for statements without
+    /// a result unless timed.
+    pub fn footer(&self, printed: Printed, elapsed: Option<Duration>) -> Option<String> {
+        if self.format != OutputFormat::Table {
+            return None;
+        }
+        let time = elapsed.map(|e| {
+            let ms = e.as_secs_f64() * 1000.0;
+            if ms < 1000.0 {
+                format!("{ms:.1} ms")
+            } else {
+                format!("{:.3} s", ms / 1000.0)
+            }
+        });
+        let count = printed.rows.map(|rows| {
+            let noun = if rows == 1 { "row" } else { "rows" };
+            match printed.shown < rows {
+                true => format!("{rows} {noun} ({} shown)", printed.shown),
+                false => format!("{rows} {noun}"),
+            }
+        });
+        match (count, time) {
+            (Some(count), Some(time)) => Some(format!("{count} in {time}")),
+            (Some(count), None) => Some(count),
+            (None, Some(time)) => Some(format!("done in {time}")),
+            (None, None) => None,
+        }
     }
 
     /// Runs the `;`-separated statements of `sql` in order (the last one needs no `;`; a line
@@ -164,16 +242,53 @@ impl SqlSession {
         let mut buffer = InputBuffer::default();
         let mut statements = Vec::new();
         for line in sql.lines() {
-            match buffer.feed(line) {
-                Input::Exit => break,
-                Input::Run(complete) => statements.extend(complete),
+            let inputs = buffer.feed(line);
+            let exit = inputs.contains(&Input::Exit);
+            statements.extend(inputs);
+            if exit {
+                break;
             }
         }
-        statements.extend(buffer.take_rest());
-        for statement in statements {
+        statements.extend(buffer.take_rest().map(Input::statement));
+        let mut timing = false;
+        for input in statements {
+            let statement = match input {
+                Input::Statement(statement) => statement,
+                Input::Command(command) => match command.sql() {
+                    Some(sql) => sql,
+                    None => {
+                        match command {
+                            Command::Timing(on) => timing = on.unwrap_or(!timing),
+                            Command::Help => write!(out, "{HELP}")?,
+                            Command::Unknown(text) => {
+                                tally.total += 1;
+                                tally.failed += 1;
+                                let e = CliError::Usage(Command::unknown_message(&text));
+                                if on_error == OnError::Stop {
+                                    return Err(e);
+                                }
+                                out.flush()?;
+                                report_error_as(err, &e, self.errors_as_json(), Some(tally.total));
+                            }
+                            _ => {}
+                        }
+                        continue;
+                    }
+                },
+                Input::Exit => break,
+            };
             tally.total += 1;
+            let started = Instant::now();
             match self.run_statement(&statement, out).await {
-                Ok(()) => {}
+                Ok(printed) => {
+                    // A script shows the row count only when rows were left out (or `\timing`).
+                    let elapsed = timing.then(|| started.elapsed());
+                    if (printed.shown < printed.rows.unwrap_or(0) || timing)
+                        && let Some(footer) = self.footer(printed, elapsed)
+                    {
+                        writeln!(out, "{footer}")?;
+                    }
+                }
                 Err(CliError::Output(e)) => return Err(CliError::Output(e)),
                 Err(e) => {
                     tally.failed += 1;
@@ -181,12 +296,21 @@ impl SqlSession {
                         return Err(e);
                     }
                     out.flush()?;
-                    report_error(err, &e);
+                    report_error_as(err, &e, self.errors_as_json(), Some(tally.total));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// What [`SqlSession::run_statement`] printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Printed {
+    /// The result's rows; `None` for a statement without a result (DDL).
+    pub rows: Option<usize>,
+    /// Of those, the rows printed.
+    pub shown: usize,
 }
 
 /// What a script does after a failing statement.
@@ -320,6 +444,7 @@ mod tests {
             on_error_stop: false,
             read_only: false,
             json_big_int: JsonBigInt::Number,
+            max_rows: DEFAULT_MAX_ROWS,
         };
         let session = SqlSession::from_args(&args).await.unwrap();
         let sql = "SELECT count(*) AS n FROM refs VERSION AS OF 'v1'; \

@@ -17,7 +17,7 @@ use crate::catalog::SqliteCatalog;
 use crate::io::FileIO;
 use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
-use crate::table::locate::{Access, current_version, is_metadata_file};
+use crate::table::locate::{Access, current_version, is_metadata_file, looks_like_catalog_name};
 use crate::{Error, Table};
 
 type Entries = Result<Arc<Vec<ManifestEntry>>, Arc<Error>>;
@@ -57,7 +57,17 @@ async fn open_table(args: &TreeArgs, io: FileIO) -> CliResult<(Table, String)> {
         }
         None => {
             let pointer = describe_pointer(&io, &args.location).await;
-            Ok((Table::load(io, &args.location).await?, pointer))
+            match Table::load(io, &args.location).await {
+                Ok(table) => Ok((table, pointer)),
+                Err(Error::NotFound { .. }) if looks_like_catalog_name(&args.location) => {
+                    Err(CliError::Usage(format!(
+                        "'{}' is not a table directory or metadata file; to draw a table of a \
+                         catalog, name the catalog: icefloe tree --catalog FILE.db {}",
+                        args.location, args.location
+                    )))
+                }
+                Err(e) => Err(e.into()),
+            }
         }
     }
 }

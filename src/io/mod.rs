@@ -82,6 +82,31 @@ impl FileIO {
         &self.relocation
     }
 
+    /// `location` as errors name it: as the metadata writes it and, when a relocation rule
+    /// moves it, also where it was looked for (`s3://old/t/m.avro (read as /mnt/t/m.avro)`).
+    pub fn named(&self, location: &str) -> String {
+        match self.relocation.apply(location) {
+            std::borrow::Cow::Borrowed(_) => location.to_string(),
+            std::borrow::Cow::Owned(moved) => format!("{location} (read as {moved})"),
+        }
+    }
+
+    /// `error` about `location` with a missing or unreadable file named as [`FileIO::named`]
+    /// says (a corrupt file stays named by its own path).
+    pub fn name_missing(&self, location: &str, error: Error) -> Error {
+        match error {
+            Error::NotFound { source, .. } => Error::NotFound {
+                what: self.named(location),
+                source,
+            },
+            Error::Io { source, .. } => Error::Io {
+                path: self.named(location),
+                source,
+            },
+            other => other,
+        }
+    }
+
     /// The runtime whose store registry is used.
     pub fn runtime(&self) -> &Arc<RuntimeEnv> {
         &self.runtime
@@ -107,7 +132,9 @@ impl FileIO {
         // DataFusion's error says no more than this.
         let object_store = self.runtime.object_store(&store_url).map_err(|_| {
             invalid(&format_args!(
-                "no object store is registered for {} (see RuntimeEnv::register_object_store)",
+                "no object store for {} is registered in this session: icefloe itself reads \
+                 and writes local files (file://) only; S3, GCS and Azure stores are not \
+                 built in yet",
                 store_url.as_str()
             ))
         })?;
@@ -167,8 +194,10 @@ impl FileIO {
             .store
             .get(&r.path)
             .await
-            .map_err(|e| store_error(location, e))?;
-        got.bytes().await.map_err(|e| store_error(location, e))
+            .map_err(|e| store_error(&self.named(location), e))?;
+        got.bytes()
+            .await
+            .map_err(|e| store_error(&self.named(location), e))
     }
 
     /// Reads a byte range of an object.
@@ -177,7 +206,7 @@ impl FileIO {
         r.store
             .get_range(&r.path, range)
             .await
-            .map_err(|e| store_error(location, e))
+            .map_err(|e| store_error(&self.named(location), e))
     }
 
     /// This IO with other bounds on the metadata files read whole (see [`ReadLimits`]).
@@ -202,13 +231,14 @@ impl FileIO {
         if let Some(local) = self.local_path(location) {
             let owned = location.to_string();
             let read = move || Self::read_local_bounded(&local, &owned, max_bytes);
-            return match tokio::runtime::Handle::try_current() {
+            let read = match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => runtime.spawn_blocking(read).await.map_err(|e| Error::Io {
                     path: location.to_string(),
                     source: Box::new(e),
                 })?,
                 Err(_) => read(),
             };
+            return read.map_err(|e| self.name_missing(location, e));
         }
         self.read_store_bounded(location, max_bytes).await
     }
@@ -224,13 +254,15 @@ impl FileIO {
         };
         let got = match r.store.get_opts(&r.path, options).await {
             Ok(got) => got,
-            Err(e @ object_store::Error::NotFound { .. }) => return Err(store_error(location, e)),
+            Err(e @ object_store::Error::NotFound { .. }) => {
+                return Err(store_error(&self.named(location), e));
+            }
             // An empty object has no range to serve, and a few stores serve none: the size
             // comes from a head request, then the whole object is read.
             Err(e) => {
                 let size = match r.store.head(&r.path).await {
                     Ok(meta) => meta.size,
-                    Err(_) => return Err(store_error(location, e)),
+                    Err(_) => return Err(store_error(&self.named(location), e)),
                 };
                 check_size(location, size, max_bytes)?;
                 if size == 0 {
@@ -239,11 +271,13 @@ impl FileIO {
                 r.store
                     .get(&r.path)
                     .await
-                    .map_err(|e| store_error(location, e))?
+                    .map_err(|e| store_error(&self.named(location), e))?
             }
         };
         check_size(location, got.meta.size, max_bytes)?;
-        got.bytes().await.map_err(|e| store_error(location, e))
+        got.bytes()
+            .await
+            .map_err(|e| store_error(&self.named(location), e))
     }
 
     /// Reads a whole local file found by [`FileIO::local_path`] of at most `max_bytes`,
@@ -288,7 +322,7 @@ impl FileIO {
         r.store
             .head(&r.path)
             .await
-            .map_err(|e| store_error(location, e))
+            .map_err(|e| store_error(&self.named(location), e))
     }
 
     /// Whether an object exists.
@@ -306,7 +340,7 @@ impl FileIO {
         r.store
             .put(&r.path, bytes.into())
             .await
-            .map_err(|e| store_error(location, e))?;
+            .map_err(|e| store_error(&self.named(location), e))?;
         Ok(())
     }
 
@@ -321,7 +355,7 @@ impl FileIO {
         match r.store.put_opts(&r.path, bytes.into(), options).await {
             Ok(_) => Ok(true),
             Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
-            Err(e) => Err(store_error(location, e)),
+            Err(e) => Err(store_error(&self.named(location), e)),
         }
     }
 
@@ -330,7 +364,7 @@ impl FileIO {
         let r = self.resolve(location)?;
         match r.store.delete(&r.path).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(store_error(location, e)),
+            Err(e) => Err(store_error(&self.named(location), e)),
         }
     }
 
@@ -341,7 +375,7 @@ impl FileIO {
             .store
             .list_with_delimiter(Some(&r.path))
             .await
-            .map_err(|e| store_error(location, e))?;
+            .map_err(|e| store_error(&self.named(location), e))?;
         Ok(listed
             .objects
             .into_iter()
@@ -360,7 +394,7 @@ impl FileIO {
             .store
             .list_with_delimiter(Some(&r.path))
             .await
-            .map_err(|e| store_error(location, e))?;
+            .map_err(|e| store_error(&self.named(location), e))?;
         let mut names: Vec<String> = listed
             .common_prefixes
             .into_iter()
@@ -377,7 +411,7 @@ impl FileIO {
             .list(Some(&r.path))
             .try_collect()
             .await
-            .map_err(|e| store_error(location, e))
+            .map_err(|e| store_error(&self.named(location), e))
     }
 
     /// `(store, key)` of a relocated location: `("file://", "tmp/t/x")`, `("s3://b", "k/x")`.
@@ -641,7 +675,9 @@ mod tests {
             .resolve("s3://bucket/t/metadata/v1.metadata.json")
             .unwrap_err();
         assert!(
-            err.to_string().contains("no object store is registered"),
+            err.to_string()
+                .contains("no object store for s3://bucket/ is registered")
+                && !err.to_string().contains("RuntimeEnv"),
             "{err}"
         );
     }

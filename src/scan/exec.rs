@@ -31,6 +31,7 @@ use super::deletes::DeleteFileTask;
 use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
 use super::deletes::index::resolved_key;
 use super::deletes::positions::{self, surviving_rows};
+use super::guard::NamedAs;
 use super::plan::{FileScanTask, PlanStats};
 use super::reader::parquet_source;
 use crate::error::Result;
@@ -81,6 +82,12 @@ pub(crate) async fn build_exec(
     for (ordinal, task) in input.tasks.iter().enumerate() {
         let location = io.resolve(&task.data_file.file_path)?;
         let mut file = partitioned_file(&location.path, task, &constants, &file_schema)?;
+        if !io.relocation().rules().is_empty() {
+            let named = io.named(&task.data_file.file_path);
+            if named != task.data_file.file_path {
+                file = file.with_extension(NamedAs(named.into()));
+            }
+        }
         if equality.is_some() {
             let ordinal = u32::try_from(ordinal).unwrap_or(u32::MAX);
             file.partition_values = vec![ScalarValue::UInt32(Some(ordinal))];

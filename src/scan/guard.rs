@@ -192,9 +192,36 @@ impl fmt::Debug for GuardedMorselizer {
     }
 }
 
+/// How errors name a data file that relocation moved: as the metadata writes it, and where it
+/// was read ([`crate::FileIO::named`]); attached to the scan's `PartitionedFile`.
+#[derive(Debug, Clone)]
+pub(crate) struct NamedAs(pub(crate) Arc<str>);
+
+/// A data file's name in errors: the file read (`Corrupt` names it: its bytes are the bad
+/// ones), and how a missing or unreadable file is named (with the metadata's path when
+/// relocation moved it). Reads as the file read.
+#[derive(Debug)]
+struct Named {
+    read: String,
+    shown: String,
+}
+
+impl std::ops::Deref for Named {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.read
+    }
+}
+
 impl Morselizer for GuardedMorselizer {
     fn plan_file(&self, file: PartitionedFile) -> DFResult<Box<dyn MorselPlanner>> {
-        let name: Arc<str> = format!("{}/{}", self.store_url, file.object_meta.location).into();
+        let read = format!("{}/{}", self.store_url, file.object_meta.location);
+        let shown = match file.extensions.get::<NamedAs>() {
+            Some(NamedAs(name)) => name.to_string(),
+            None => read.clone(),
+        };
+        let name = Arc::new(Named { read, shown });
         let planner = guarded(&name, || self.inner.plan_file(file))?;
         Ok(Box::new(GuardedPlanner {
             inner: planner,
@@ -207,11 +234,11 @@ impl Morselizer for GuardedMorselizer {
 #[derive(Debug)]
 struct GuardedPlanner {
     inner: Box<dyn MorselPlanner>,
-    file: Arc<str>,
+    file: Arc<Named>,
 }
 
 impl GuardedPlanner {
-    fn wrap(file: &Arc<str>, inner: Box<dyn MorselPlanner>) -> Box<dyn MorselPlanner> {
+    fn wrap(file: &Arc<Named>, inner: Box<dyn MorselPlanner>) -> Box<dyn MorselPlanner> {
         Box::new(Self {
             inner,
             file: Arc::clone(file),
@@ -219,7 +246,7 @@ impl GuardedPlanner {
     }
 
     /// The inner plan with its morsels, planners and pending I/O guarded.
-    fn guard_plan(file: &Arc<str>, mut plan: MorselPlan) -> MorselPlan {
+    fn guard_plan(file: &Arc<Named>, mut plan: MorselPlan) -> MorselPlan {
         let morsels = plan
             .take_morsels()
             .into_iter()
@@ -263,7 +290,7 @@ impl MorselPlanner for GuardedPlanner {
 #[derive(Debug)]
 struct GuardedMorsel {
     inner: Box<dyn Morsel>,
-    file: Arc<str>,
+    file: Arc<Named>,
 }
 
 impl Morsel for GuardedMorsel {
@@ -284,7 +311,7 @@ impl Morsel for GuardedMorsel {
 struct GuardedStream {
     /// `None` once it failed: a decoder that panicked is not polled again.
     inner: Option<BoxStream<'static, DFResult<RecordBatch>>>,
-    file: Arc<str>,
+    file: Arc<Named>,
 }
 
 impl Stream for GuardedStream {
@@ -306,11 +333,11 @@ impl Stream for GuardedStream {
 }
 
 /// Runs `f`, turning a panic or an error into the file's error.
-fn guarded<T>(file: &str, f: impl FnOnce() -> DFResult<T>) -> DFResult<T> {
+fn guarded<T>(file: &Named, f: impl FnOnce() -> DFResult<T>) -> DFResult<T> {
     caught(file, catch_unwind(AssertUnwindSafe(f)))
 }
 
-fn caught<T>(file: &str, outcome: std::thread::Result<DFResult<T>>) -> DFResult<T> {
+fn caught<T>(file: &Named, outcome: std::thread::Result<DFResult<T>>) -> DFResult<T> {
     match outcome {
         Ok(result) => result.map_err(|e| in_file(file, e)),
         Err(panic) => Err(panicked(file, panic.as_ref())),
@@ -342,7 +369,7 @@ pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
 }
 
 /// A failure while reading `file`, as the error that names it.
-fn in_file(file: &str, error: DataFusionError) -> DataFusionError {
+fn in_file(file: &Named, error: DataFusionError) -> DataFusionError {
     let error = match error {
         // Raised by icefloe (the field-id adapter): add the file where it has none.
         DataFusionError::External(e) => match e.downcast::<Error>() {
@@ -357,11 +384,11 @@ fn in_file(file: &str, error: DataFusionError) -> DataFusionError {
     if let Some(store) = find::<object_store::Error>(&error) {
         let failure = match store {
             object_store::Error::NotFound { .. } => Error::NotFound {
-                what: format!("data file {file}"),
+                what: format!("data file {}", file.shown),
                 source: Some(Box::new(error)),
             },
             _ => Error::Io {
-                path: file.to_string(),
+                path: file.shown.clone(),
                 source: Box::new(error),
             },
         };
@@ -372,12 +399,12 @@ fn in_file(file: &str, error: DataFusionError) -> DataFusionError {
     let unreadable = "not a readable Parquet file";
     let failure = match error {
         DataFusionError::ParquetError(e) => {
-            Error::corrupt_with(file, format!("{unreadable}: {e}"), *e)
+            Error::corrupt_with(&file.read, format!("{unreadable}: {e}"), *e)
         }
         DataFusionError::ArrowError(e, _) => {
-            Error::corrupt_with(file, format!("{unreadable}: {e}"), *e)
+            Error::corrupt_with(&file.read, format!("{unreadable}: {e}"), *e)
         }
-        other => return other.context(format!("reading {file}")),
+        other => return other.context(format!("reading {}", file.shown)),
     };
     failure.into()
 }

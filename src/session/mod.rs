@@ -13,9 +13,12 @@
 //! `db.orders.branch_audit` and `db.orders.tag_v1`. For those three-part names
 //! [`register_catalog_as_default`] registers one more DataFusion catalog per namespace, named
 //! after it, whose schemas are the namespace's tables and whose tables are each table's states
-//! (looked up afresh on every query, like the tables). Namespaces created later get no such
-//! catalog until the catalog is registered again, and a namespace named like a catalog already
-//! in the session (`datafusion`, ...) gets none.
+//! (looked up afresh on every query, like the tables). A namespace made with `CREATE SCHEMA`
+//! through [`crate::sql::sql`] gets its catalog at once; one another process creates gets it
+//! when the catalog is registered again; a namespace named like a catalog already in the
+//! session (`datafusion`, ...) gets none. These catalogs are found by name only: the
+//! session's catalog list leaves them out of its `catalog_names`, so `information_schema` (and
+//! DataFusion's `SHOW TABLES`) list each table once, under its namespace.
 //!
 //! ```no_run
 //! # async fn example() -> icefloe::Result<()> {
@@ -39,12 +42,12 @@
 
 pub(crate) mod refs;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use ::datafusion::arrow::datatypes::Schema as ArrowSchema;
-use ::datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
+use ::datafusion::catalog::{CatalogProvider, CatalogProviderList, SchemaProvider, TableProvider};
 use ::datafusion::common::not_impl_err;
 use ::datafusion::datasource::TableType;
 use ::datafusion::datasource::empty::EmptyTable;
@@ -358,17 +361,74 @@ pub async fn register_catalog_as_default(
 
 /// Registers, for each namespace `ns` that names no catalog of `ctx` yet, the catalog `ns` whose
 /// schemas are the tables of `ns`, so that `ns.t.branch_x` resolves.
-fn register_namespace_catalogs(ctx: &SessionContext, catalog: &Arc<SqliteCatalog>) -> Result<()> {
-    for namespace in catalog.list_namespaces()? {
+pub(crate) fn register_namespace_catalogs(
+    ctx: &SessionContext,
+    catalog: &Arc<SqliteCatalog>,
+) -> Result<()> {
+    let namespaces = catalog.list_namespaces()?;
+    let state = ctx.state();
+    let mut list = Arc::clone(state.catalog_list());
+    if !list.is::<NamespaceAliases>() {
+        list = Arc::new(NamespaceAliases {
+            inner: list,
+            hidden: RwLock::default(),
+        });
+        ctx.register_catalog_list(Arc::clone(&list));
+    }
+    let Some(aliases) = list.downcast_ref::<NamespaceAliases>() else {
+        return Ok(());
+    };
+    for namespace in namespaces {
         if ctx.catalog(&namespace).is_none() {
             let tables = NamespaceTablesCatalog {
                 catalog: Arc::clone(catalog),
                 namespace: namespace.clone(),
             };
-            ctx.register_catalog(namespace, Arc::new(tables));
+            aliases.register_alias(namespace, Arc::new(tables));
         }
     }
     Ok(())
+}
+
+/// A session's catalog list that leaves the namespace catalogs of
+/// [`register_catalog_as_default`] out of [`CatalogProviderList::catalog_names`] (they are
+/// another name for tables listed already) while resolving them by name.
+#[derive(Debug)]
+struct NamespaceAliases {
+    inner: Arc<dyn CatalogProviderList>,
+    hidden: RwLock<BTreeSet<String>>,
+}
+
+impl NamespaceAliases {
+    fn register_alias(&self, name: String, catalog: Arc<dyn CatalogProvider>) {
+        let mut hidden = self.hidden.write().unwrap_or_else(|e| e.into_inner());
+        hidden.insert(name.clone());
+        self.inner.register_catalog(name, catalog);
+    }
+}
+
+impl CatalogProviderList for NamespaceAliases {
+    /// A catalog registered under an alias's name replaces the alias and is listed.
+    fn register_catalog(
+        &self,
+        name: String,
+        catalog: Arc<dyn CatalogProvider>,
+    ) -> Option<Arc<dyn CatalogProvider>> {
+        let mut hidden = self.hidden.write().unwrap_or_else(|e| e.into_inner());
+        hidden.remove(&name);
+        self.inner.register_catalog(name, catalog)
+    }
+
+    fn catalog_names(&self) -> Vec<String> {
+        let hidden = self.hidden.read().unwrap_or_else(|e| e.into_inner());
+        let mut names = self.inner.catalog_names();
+        names.retain(|name| !hidden.contains(name));
+        names
+    }
+
+    fn catalog(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        self.inner.catalog(name)
+    }
 }
 
 /// One namespace as a DataFusion catalog: its schemas are the namespace's tables, and each of

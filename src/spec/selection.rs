@@ -141,6 +141,24 @@ impl TableMetadata {
 
     fn nothing_as_of(&self, timestamp_ms: i64) -> Error {
         let asked = format_timestamp_ms(timestamp_ms);
+        let oldest = self.snapshots.iter().min_by_key(|s| s.timestamp_ms);
+        // Expiration leaves the oldest snapshot's parent, or log entries, naming snapshots
+        // that are gone: the table is older than what is left of it.
+        let expired = oldest
+            .and_then(|s| s.parent_snapshot_id)
+            .is_some_and(|parent| self.snapshot_by_id(parent).is_none())
+            || self
+                .snapshot_log
+                .iter()
+                .any(|e| self.snapshot_by_id(e.snapshot_id).is_none());
+        if let (true, Some(oldest)) = (expired, oldest) {
+            return Error::not_found(format!(
+                "no snapshot as of {asked}: the table's history before {} was expired; the \
+                 oldest snapshot left is {}, committed then",
+                format_timestamp_ms(oldest.timestamp_ms),
+                oldest.snapshot_id
+            ));
+        }
         let first = self
             .snapshots
             .iter()

@@ -268,7 +268,7 @@ pub fn parse_statements(
 /// parser to report.
 /// The tokens of `sql` without white space, or `None` when it does not tokenize (then the
 /// text goes to the parser as it is, to fail there with its message).
-fn significant_tokens(sql: &str, dialect: &dyn Dialect) -> Option<Vec<TokenWithSpan>> {
+pub(super) fn significant_tokens(sql: &str, dialect: &dyn Dialect) -> Option<Vec<TokenWithSpan>> {
     let tokens = Tokenizer::new(dialect, sql).tokenize_with_location().ok()?;
     Some(
         tokens

@@ -48,6 +48,7 @@ mod factory;
 mod functions;
 mod procedures;
 mod read_only;
+mod show;
 mod time_travel;
 mod values;
 
@@ -192,6 +193,11 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     state.register_relation_planner(Arc::new(TimeTravelPlanner))?;
     // Likewise `TIMESTAMP WITH TIME ZONE` means a zone also without `register`.
     default_time_zone(&mut state);
+    if let Some(show) = parse_show_statement(&state, query)?
+        && let Some(frame) = show::run_show(ctx, &state, &show).await?
+    {
+        return Ok(frame);
+    }
     let mut statements = parse_with_icefloe_dialect(&state, query)?;
     let Some(statement) = statements.pop_front() else {
         return Err(plan_datafusion_err!("no SQL statement in the query string"));
@@ -298,6 +304,10 @@ async fn catalog_ddl(
             }
             let props = with.iter().chain(options).flatten();
             catalog.create_namespace(&namespace, &option_map(props))?;
+            if catalog_name == state.config().options().catalog.default_catalog {
+                // `ns.t.branch_x` works in the new namespace at once.
+                crate::session::register_namespace_catalogs(ctx, &catalog)?;
+            }
             Ok(Some(done(ctx)?))
         }
         _ => Ok(None),
@@ -508,6 +518,22 @@ fn done(ctx: &SessionContext) -> DFResult<DataFrame> {
 
 /// Parses with the session's dialect plus table versioning. A separate function so the
 /// dialect (not `Send`) is gone before the caller awaits, keeping [`sql`]'s future `Send`.
+/// `query` as one of the statements [`show`] answers.
+fn parse_show_statement(
+    state: &datafusion::execution::SessionState,
+    query: &str,
+) -> DFResult<Option<show::Show>> {
+    let parser_options = &state.config().options().sql_parser;
+    let dialect_name = parser_options.dialect;
+    let dialect = IcebergDialect::from_name(dialect_name.as_ref())
+        .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect: {dialect_name}"))?;
+    Ok(show::parse_show(
+        query,
+        &dialect,
+        parser_options.enable_ident_normalization,
+    ))
+}
+
 fn parse_with_icefloe_dialect(
     state: &datafusion::execution::SessionState,
     query: &str,

@@ -10,6 +10,11 @@
 //! so this is an optimizer rule, run after DataFusion's own: it gives each `VALUES` column the type of its values when the two
 //! differ only in the metadata of nested fields; the insert sink writes the rows with the table's
 //! own schema (field ids included) as it does for every other input.
+//!
+//! Likewise DataFusion declares a `VALUES` column holding a `NULL` non-nullable when the table's
+//! column is required, and then fails building the batch with a message naming `column1`. The
+//! rule declares such a column nullable, so that the insert sink refuses the row with the
+//! column's own name (`column id is required, but 1 inserted row(s) have NULL there`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -87,6 +92,17 @@ fn retyped(values: &Values) -> DFResult<Option<Values>> {
             .iter()
             .flatten()
             .any(|t| t != declared && without_nested_metadata(t) == plain);
+        let holds_null = !field.is_nullable()
+            && rows.iter().any(|row| {
+                row.get(i)
+                    .is_some_and(|e| e.nullable(schema as &dyn ExprSchema).unwrap_or(true))
+            });
+        if holds_null && !differs_in_metadata_only {
+            changed = true;
+            let nullable = field.as_ref().clone().with_nullable(true);
+            fields.push((qualifier.cloned(), Arc::new(nullable)));
+            continue;
+        }
         if !differs_in_metadata_only {
             fields.push((qualifier.cloned(), Arc::clone(field)));
             continue;
@@ -100,9 +116,10 @@ fn retyped(values: &Values) -> DFResult<Option<Values>> {
                 *cell = Expr::Cast(Cast::new(Box::new(cell.clone().unalias()), plain.clone()));
             }
         }
+        let retyped = field.as_ref().clone().with_data_type(plain);
         fields.push((
             qualifier.cloned(),
-            Arc::new(field.as_ref().clone().with_data_type(plain)),
+            Arc::new(retyped.with_nullable(field.is_nullable() || holds_null)),
         ));
     }
     if !changed {

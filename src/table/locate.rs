@@ -145,8 +145,30 @@ pub async fn locate_and_load(io: &FileIO, location: &str) -> Result<(String, Arc
         let metadata = load_metadata(io, location).await?;
         return Ok((location.to_string(), metadata));
     }
-    let current = current_version(io, location, Access::Read).await?;
+    let current = current_version(io, location, Access::Read)
+        .await
+        .map_err(|e| catalog_name_hint(location, e))?;
     Ok((current.metadata_location, current.metadata))
+}
+
+/// Whether `location`, given where a table directory belongs, is more likely a catalog table's
+/// name (`namespace.table`): it has a dot, no path separator or scheme, and nothing is there.
+pub fn looks_like_catalog_name(location: &str) -> bool {
+    location.contains('.')
+        && !location.contains(['/', '\\', ':'])
+        && !std::path::Path::new(location).exists()
+}
+
+/// A table directory that does not exist, named like a catalog table: says so.
+fn catalog_name_hint(location: &str, error: Error) -> Error {
+    match error {
+        Error::NotFound { .. } if looks_like_catalog_name(location) => Error::not_found(format!(
+            "a table directory or metadata file '{location}': there is no such file or \
+             directory; a name like `namespace.table` is a table of a catalog, read through \
+             the catalog by that name"
+        )),
+        other => other,
+    }
 }
 
 /// The current version of the table directory `table_dir` (see the module docs for the rule).
@@ -312,7 +334,7 @@ pub async fn load_metadata(io: &FileIO, metadata_location: &str) -> Result<Arc<T
         .await
         .map_err(|e| match e {
             Error::NotFound { source, .. } => Error::NotFound {
-                what: format!("metadata file {metadata_location}"),
+                what: format!("metadata file {}", io.named(metadata_location)),
                 source,
             },
             other => other,

@@ -118,6 +118,7 @@ pub(crate) async fn read_manifests(
                 index: misses.len(),
                 manifest: manifest.clone(),
                 local: io.local_path(&manifest.manifest_path),
+                shown: io.named(&manifest.manifest_path),
                 key,
                 partition_type: Arc::new(partition_type),
             }),
@@ -161,6 +162,8 @@ struct Miss {
     manifest: ManifestFile,
     /// Its local file, when its store is the plain local file system.
     local: Option<std::path::PathBuf>,
+    /// The manifest as errors name it ([`FileIO::named`]).
+    shown: String,
     key: String,
     partition_type: Arc<StructType>,
 }
@@ -188,6 +191,13 @@ async fn read_local(
                         let path = &miss.manifest.manifest_path;
                         let local = miss.local.as_deref().unwrap_or(std::path::Path::new(""));
                         let parsed = FileIO::read_local_bounded(local, path, limits.manifest_bytes)
+                            .map_err(|e| match e {
+                                Error::NotFound { source, .. } => Error::NotFound {
+                                    what: miss.shown.clone(),
+                                    source,
+                                },
+                                other => other,
+                            })
                             .and_then(|bytes| {
                                 let parsed = parse_manifest_within(
                                     &bytes,

@@ -799,4 +799,164 @@ fn read_only_refuses_writes_and_relocate_says_where_writes_go() {
     );
 }
 
+mod readme;
 mod safety;
+#[cfg(unix)]
+mod shell;
+
+/// `--max-rows` (40 by default) limits a table result, with a footer saying how many rows
+/// there were; CSV and JSON print every row. With `--format json` errors are JSON objects.
+#[test]
+fn max_rows_and_json_errors() {
+    let out = icefloe(&["sql", "--max-rows", "5", "SELECT value FROM range(20)"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.ends_with("+-------+\n20 rows (5 shown)\n"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("| ")).count(),
+        6,
+        "{text}"
+    );
+    let text = stdout(&icefloe(&["sql", "SELECT value FROM range(20)"]));
+    assert!(
+        !text.contains("rows"),
+        "no footer when nothing is left out: {text}"
+    );
+    let text = stdout(&icefloe(&["sql", "SELECT value FROM range(100)"]));
+    assert!(text.contains("100 rows (40 shown)"), "{text}");
+    let text = stdout(&icefloe(&[
+        "sql",
+        "--max-rows",
+        "0",
+        "SELECT value FROM range(100)",
+    ]));
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("| ")).count(),
+        101,
+        "{text}"
+    );
+    let out = icefloe(&[
+        "sql",
+        "--format",
+        "csv",
+        "--max-rows",
+        "5",
+        "SELECT value FROM range(20)",
+    ]);
+    assert_eq!(stdout(&out).lines().count(), 21);
+
+    let out = icefloe(&[
+        "sql",
+        "--format",
+        "json",
+        "SELECT 1 AS a; SELECT * FROM nope",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "{\"a\":1}\n");
+    let errors: Vec<serde_json::Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each error line is a JSON object"))
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(errors[0]["statement"], 2);
+    assert!(errors[0]["error"].as_str().unwrap().contains("nope"));
+    assert_eq!(errors[1]["error"], "1 of 2 statement(s) failed");
+}
+
+/// A catalog table's name where a table directory belongs says how to name the catalog; an
+/// object store URL without its store says what icefloe reads; no Rust API advice.
+#[test]
+fn names_where_locations_belong_and_unknown_stores() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_icefloe"))
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .args(args)
+            .output()
+            .expect("icefloe runs")
+    };
+    let out = run_in(&["tree", "db.orders"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("'db.orders' is not a table directory or metadata file")
+            && err.contains("icefloe tree --catalog FILE.db db.orders"),
+        "{err}"
+    );
+    let out = run_in(&["sql", "SELECT * FROM iceberg_scan('db.orders')"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("'db.orders': there is no such file or directory")
+            && err.contains("`namespace.table` is a table of a catalog"),
+        "{err}"
+    );
+    let out = run_in(&["sql", "SELECT * FROM iceberg_scan('s3://bucket/wh/t')"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("no object store for s3://bucket/ is registered in this session")
+            && !err.contains("RuntimeEnv")
+            && !err.contains("bug"),
+        "{err}"
+    );
+}
+
+/// A relocated table whose files are missing: errors name the path in the metadata and the
+/// one read.
+#[test]
+fn relocation_failures_name_both_paths() {
+    let wh1 = fixture("pyiceberg/wh1");
+    let out = icefloe(&[
+        "sql",
+        "--catalog",
+        wh1.join("catalog.db").to_str().expect("utf-8"),
+        "--relocate",
+        "file:///data/lake/wh1=/nonexistent/wh1",
+        "SELECT count(*) FROM db.orders",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("file:///data/lake/wh1/db/orders/metadata/")
+            && err.contains("(read as /nonexistent/wh1/db/orders/metadata/"),
+        "{err}"
+    );
+
+    // A data file gone from a copy.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let copy = dir.path().join("wh1");
+    copy_dir(&wh1, &copy);
+    let partition = std::fs::read_dir(copy.join("db/orders/data"))
+        .expect("data dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.is_dir())
+        .expect("a partition directory");
+    let victim = std::fs::read_dir(&partition)
+        .expect("partition dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .expect("a data file");
+    std::fs::remove_file(&victim).expect("remove");
+    let name = victim
+        .strip_prefix(copy.join("db/orders/data"))
+        .expect("under data")
+        .display()
+        .to_string();
+    let out = icefloe(&[
+        "sql",
+        "--catalog",
+        copy.join("catalog.db").to_str().expect("utf-8"),
+        "--relocate",
+        &format!("file:///data/lake/wh1={}", copy.display()),
+        "SELECT sum(amount) FROM db.orders",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "file:///data/lake/wh1/db/orders/data/{name} (read as {}",
+            copy.display()
+        )),
+        "{err}"
+    );
+}

@@ -20,7 +20,11 @@ mod inspect_options;
 mod inspect_quirks;
 mod inspect_travel;
 mod inspect_types;
+#[path = "../interop.rs"]
+mod interop;
 mod layering;
+#[path = "../pruning.rs"]
+mod pruning;
 mod pyiceberg;
 mod pyiceberg_incremental;
 mod pyiceberg_refs;

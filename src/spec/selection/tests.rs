@@ -157,6 +157,28 @@ fn before_the_first_snapshot_is_not_found_with_both_times() {
 }
 
 #[test]
+fn before_an_expired_history_says_it_was_expired() {
+    // Snapshot 1 expired: 2 is the oldest left and names it as its parent.
+    let mut v = table();
+    v["snapshots"].as_array_mut().unwrap().remove(0);
+    v["snapshot-log"] = log(&[(2, T2), (3, T3)]);
+    v["refs"].as_object_mut().unwrap().remove("v1");
+    let m = parse(&v);
+    let text = m.snapshot_as_of(T2 - 5).unwrap_err().to_string();
+    assert!(
+        text.contains("history before 2023-11-14T22:14:20.000Z was expired")
+            && text.contains("oldest snapshot left is 2"),
+        "{text}"
+    );
+    // The whole history intact: the first commit is named as such.
+    let text = parse(&table())
+        .snapshot_as_of(T1 - 5)
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("first snapshot committed at"), "{text}");
+}
+
+#[test]
 fn table_without_snapshots_has_nothing_as_of_any_time() {
     let mut v = table();
     v["current-snapshot-id"] = json!(-1);
