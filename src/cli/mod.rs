@@ -181,6 +181,16 @@ fn error_message(error: &(dyn std::error::Error + 'static)) -> Option<String> {
         },
         _ => error_chain(error),
     })
+    .map(|message| without_rust_advice(&message))
+}
+
+/// A library message as the command line says it: the Rust API of a fix left out.
+fn without_rust_advice(message: &str) -> String {
+    message.replace(
+        " (CLI), the 'relocate' option (CREATE EXTERNAL TABLE) or \
+         TableOptions::with_relocation (Rust)",
+        " (or the 'relocate' option of CREATE EXTERNAL TABLE)",
+    )
 }
 
 /// An error and its causes on one line, skipping causes its message already includes; the
