@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use datafusion::arrow::array::{ArrayRef, Int64Array, StringViewArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
@@ -23,7 +23,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Create: v1.metadata.json and version-hint.text under `location`, partitioned by a bucket.
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
-        Field::new("customer", DataType::Utf8, true),
+        // Strings are Utf8View, as icefloe reads them: appended batches have the table's types.
+        Field::new("customer", DataType::Utf8View, true),
     ]));
     TableCreation::from_arrow(Arc::clone(&schema))
         .with_partitioning("bucket(4, id)")?
@@ -35,7 +36,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Arc::clone(&schema),
         vec![
             Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
-            Arc::new(StringArray::from(vec![Some("ada"), None, Some("grace")])),
+            Arc::new(StringViewArray::from(vec![
+                Some("ada"),
+                None,
+                Some("grace"),
+            ])),
         ],
     )?;
     let target = WriteTarget::directory(&io, &location)?;

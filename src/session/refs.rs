@@ -247,7 +247,11 @@ impl CatalogProvider for RefsCatalog {
         let default = self.inner.schema(&self.default_schema)?;
         default
             .table_exist(name)
-            .then(|| Arc::new(TableRefsSchema::new(default, name)) as Arc<dyn SchemaProvider>)
+            // Through `RefsSchema`, so that `t.branch_x` sees `t` refreshed, as `t` itself does.
+            .then(|| {
+                Arc::new(TableRefsSchema::new(RefsSchema::wrap(default), name))
+                    as Arc<dyn SchemaProvider>
+            })
     }
 
     fn register_schema(
