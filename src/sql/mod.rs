@@ -523,27 +523,27 @@ fn parse_show_statement(
     state: &datafusion::execution::SessionState,
     query: &str,
 ) -> DFResult<Option<show::Show>> {
-    let parser_options = &state.config().options().sql_parser;
-    let dialect_name = parser_options.dialect;
-    let dialect = IcebergDialect::from_name(dialect_name.as_ref())
-        .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect: {dialect_name}"))?;
-    Ok(show::parse_show(
-        query,
-        &dialect,
-        parser_options.enable_ident_normalization,
-    ))
+    let normalize = state
+        .config()
+        .options()
+        .sql_parser
+        .enable_ident_normalization;
+    Ok(show::parse_show(query, &session_dialect(state)?, normalize))
 }
 
 fn parse_with_icefloe_dialect(
     state: &datafusion::execution::SessionState,
     query: &str,
 ) -> DFResult<std::collections::VecDeque<datafusion::sql::parser::Statement>> {
-    let parser_options = &state.config().options().sql_parser;
-    let dialect_name = parser_options.dialect;
-    let dialect = IcebergDialect::from_name(dialect_name.as_ref())
-        .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect: {dialect_name}"))?;
-    let limit = parser_options.recursion_limit.get();
-    parse_statements(query, &dialect, limit)
+    let limit = state.config().options().sql_parser.recursion_limit.get();
+    parse_statements(query, &session_dialect(state)?, limit)
+}
+
+/// The session's SQL dialect (`datafusion.sql_parser.dialect`) with icefloe's table versioning.
+fn session_dialect(state: &datafusion::execution::SessionState) -> DFResult<IcebergDialect> {
+    let dialect_name = state.config().options().sql_parser.dialect;
+    IcebergDialect::from_name(dialect_name.as_ref())
+        .ok_or_else(|| plan_datafusion_err!("unsupported SQL dialect: {dialect_name}"))
 }
 
 #[cfg(test)]

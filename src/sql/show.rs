@@ -348,18 +348,23 @@ fn namespaces(state: &SessionState, like: Option<&str>) -> DFResult<RecordBatch>
     )
 }
 
+/// The table's properties as SHOW TBLPROPERTIES and SHOW CREATE TABLE give them:
+/// `format-version` first, then the metadata's, in key order.
+fn property_rows(metadata: &TableMetadata) -> Vec<(String, String)> {
+    let version = metadata.format_version.number().to_string();
+    std::iter::once(("format-version".to_string(), version))
+        .chain(
+            metadata
+                .properties
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        )
+        .collect()
+}
+
 /// `SHOW TBLPROPERTIES`.
 fn properties(metadata: &TableMetadata, key: Option<&str>) -> DFResult<RecordBatch> {
-    let mut rows: Vec<(String, String)> = vec![(
-        "format-version".into(),
-        metadata.format_version.number().to_string(),
-    )];
-    rows.extend(
-        metadata
-            .properties
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
+    let mut rows = property_rows(metadata);
     if let Some(key) = key {
         rows.retain(|(k, _)| k == key);
         if rows.is_empty() {
@@ -667,16 +672,7 @@ fn create_statement(
                 .collect()
         })
         .unwrap_or_default();
-    let mut properties = vec![(
-        "format-version".to_string(),
-        metadata.format_version.number().to_string(),
-    )];
-    properties.extend(
-        metadata
-            .properties
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
+    let mut properties = property_rows(metadata);
     let quoted_name = name
         .iter()
         .map(|p| quote_ident(p))
