@@ -20,7 +20,7 @@ use datafusion::prelude::SessionContext;
 use crate::error::{Error, Result};
 use crate::expr::Predicate;
 use crate::expr::convert::{convert, convert_filters};
-use crate::io::FileIO;
+use crate::io::{FileIO, StorageProperties};
 use crate::scan::count::{RowCountExec, live_rows_from_list};
 use crate::scan::exec::{ScanInput, build_exec};
 use crate::scan::plan::{Pruner, plan_scan};
@@ -78,6 +78,11 @@ impl IcebergTableProvider {
     /// for a table of a catalog, build the provider with
     /// [`IcebergTableProvider::with_write_target`] and [`WriteTarget::new`] instead.
     pub async fn open(ctx: &SessionContext, location: &str, options: TableOptions) -> Result<Self> {
+        let session = StorageProperties::of_session(ctx.state().config());
+        let options = TableOptions {
+            storage: session.merged(&options.storage),
+            ..options
+        };
         Self::open_with_runtime(ctx.runtime_env(), location, options).await
     }
 
@@ -88,7 +93,7 @@ impl IcebergTableProvider {
         location: &str,
         options: TableOptions,
     ) -> Result<Self> {
-        let io = FileIO::new(runtime, options.relocation.clone());
+        let io = FileIO::new(runtime, options.relocation.clone()).with_storage(options.storage);
         let target = WriteTarget::directory(&io, location).ok();
         let table = Table::load(io, location).await?;
         let provider = Self::try_new(table, options.snapshot)?;

@@ -117,6 +117,8 @@ pub(crate) fn metadata_bytes(metadata: &TableMetadata, path: &str) -> Result<Byt
 pub(crate) async fn claim(io: &FileIO, table: &str, path: &str, bytes: Bytes) -> Result<bool> {
     let error = match io.write_new(path, bytes.clone()).await {
         Ok(created) => return Ok(created),
+        // Refused before anything was sent (a store without conditional writes).
+        Err(e @ Error::Unsupported(_)) => return Err(e),
         Err(e) => e,
     };
     match io.read(path).await {

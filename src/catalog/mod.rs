@@ -9,6 +9,8 @@
 //! - [`DirectoryCatalog`] ([`directory`]): tables as directories under a root (Iceberg's
 //!   "Hadoop" tables); the pointer is the newest `vN.metadata.json`, claimed by
 //!   create-if-absent ([`file`](mod@file) holds the one rule that finds it).
+//! - [`RestCatalog`] ([`rest`], feature `rest`): the Iceberg REST protocol; the server checks
+//!   the requirements and applies the updates.
 //!
 //! [`crate::session`] exposes a catalog to DataFusion (`CatalogProvider`).
 
@@ -16,6 +18,8 @@ mod api;
 mod commit;
 pub mod directory;
 mod ident;
+#[cfg(feature = "rest")]
+pub mod rest;
 pub mod sqlite;
 
 #[cfg(test)]
@@ -27,4 +31,6 @@ pub use api::Catalog;
 pub(crate) use commit::now_ms;
 pub use directory::DirectoryCatalog;
 pub use ident::{Namespace, TableIdent};
+#[cfg(feature = "rest")]
+pub use rest::RestCatalog;
 pub use sqlite::SqliteCatalog;

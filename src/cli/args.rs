@@ -113,6 +113,13 @@ pub struct TableTarget {
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
 
+    /// A storage property, as PyIceberg and Iceberg Java name them (`s3.endpoint=URL`,
+    /// `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`, ...); may be
+    /// repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
+    /// is read too.
+    #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
+    pub properties: Vec<(String, String)>,
+
     /// Prints what was done as text or as one JSON object.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
@@ -235,6 +242,13 @@ pub struct SqlArgs {
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
 
+    /// A storage property, as PyIceberg and Iceberg Java name them (`s3.endpoint=URL`,
+    /// `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`, ...); may be
+    /// repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
+    /// is read too.
+    #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
+    pub properties: Vec<(String, String)>,
+
     /// Refuses every statement that would write (INSERT, CREATE/DROP, COPY, maintenance
     /// procedures), before it runs; reads, SHOW, SET, EXPLAIN and views work.
     #[arg(long)]
@@ -288,6 +302,13 @@ pub struct TreeArgs {
     /// Reads paths under OLD from NEW instead (for moved tables); may be repeated.
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
+
+    /// A storage property, as PyIceberg and Iceberg Java name them (`s3.endpoint=URL`,
+    /// `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`, ...); may be
+    /// repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
+    /// is read too.
+    #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
+    pub properties: Vec<(String, String)>,
 
     /// Files shown per manifest before the rest are summarised.
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -358,6 +379,10 @@ fn split_pair(s: &str, form: &str) -> Result<(String, String)> {
 fn parse_table_arg(s: &str) -> Result<TableArg> {
     let (name, location) = split_pair(s, "NAME=LOCATION")?;
     Ok(TableArg { name, location })
+}
+
+fn parse_property_arg(s: &str) -> Result<(String, String)> {
+    split_pair(s, "KEY=VALUE")
 }
 
 fn parse_relocate_arg(s: &str) -> Result<RelocateArg> {

@@ -14,7 +14,7 @@ use super::args::{
 use super::{CliError, CliResult};
 use crate::Table;
 use crate::catalog::SqliteCatalog;
-use crate::io::FileIO;
+use crate::io::{FileIO, StorageProperties};
 use crate::maintenance::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::maintenance::{
     OrphanFiles, check_table, remove_orphan_files, rewrite_manifests_with_progress,
@@ -310,7 +310,8 @@ fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, Option<
     let io = FileIO::new(
         Arc::new(RuntimeEnv::default()),
         relocation_of(&target.relocate),
-    );
+    )
+    .with_storage(StorageProperties::from_pairs(target.properties.clone()));
     let named = target.tables.iter().find(|t| t.name == target.table);
     let db = match (named, &target.catalog) {
         (None, Some(db)) => db,

@@ -17,6 +17,7 @@ use super::args::{DEFAULT_MAX_ROWS, JsonBigInt, OutputFormat, SqlArgs, relocatio
 use super::print::{print_batches_with, print_table};
 use super::shell::{Command, HELP, Input, InputBuffer};
 use super::{CliError, CliResult, report_error_as, shell};
+use crate::io::StorageProperties;
 use crate::session::register_catalog_as_default;
 use crate::{IcebergTableProvider, TableOptions};
 
@@ -77,10 +78,13 @@ impl SqlSession {
     /// thread while the tables' metadata files are read and parsed, all tables at once.
     pub async fn from_args(args: &SqlArgs) -> CliResult<Self> {
         let runtime = Arc::new(RuntimeEnv::default());
+        let storage = StorageProperties::from_pairs(args.properties.clone());
         let building = tokio::task::spawn_blocking({
             let runtime = Arc::clone(&runtime);
+            let storage = storage.clone();
             move || {
-                let config = SessionConfig::new().with_information_schema(true);
+                let config =
+                    storage.for_session(SessionConfig::new().with_information_schema(true));
                 let ctx = SessionContext::new_with_config_rt(config, runtime);
                 crate::sql::register(&ctx);
                 ctx
@@ -88,7 +92,9 @@ impl SqlSession {
         });
         let relocation = relocation_of(&args.relocate);
         let opened = try_join_all(args.tables.iter().map(|table| {
-            let options = TableOptions::default().with_relocation_rules(relocation.clone());
+            let options = TableOptions::default()
+                .with_relocation_rules(relocation.clone())
+                .with_storage(storage.clone());
             IcebergTableProvider::open_with_runtime(Arc::clone(&runtime), &table.location, options)
         }))
         .await?;
@@ -437,6 +443,7 @@ mod tests {
                 old: WRITTEN_AT.into(),
                 new: warehouse(),
             }],
+            properties: Vec::new(),
             format: OutputFormat::Csv,
             query: None,
             commands: Vec::new(),

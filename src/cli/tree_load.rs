@@ -14,7 +14,7 @@ use super::args::{TreeArgs, relocation_of};
 use super::tree::{ManifestTree, SnapshotTree, TableTree, TreeOptions, render_tree};
 use super::{CliError, CliResult};
 use crate::catalog::SqliteCatalog;
-use crate::io::FileIO;
+use crate::io::{FileIO, StorageProperties};
 use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
 use crate::table::locate::{Access, current_version, is_metadata_file, looks_like_catalog_name};
@@ -28,7 +28,8 @@ pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
     let io = FileIO::new(
         Arc::new(RuntimeEnv::default()),
         relocation_of(&args.relocate),
-    );
+    )
+    .with_storage(StorageProperties::from_pairs(args.properties.clone()));
     let (table, pointer) = open_table(args, io).await?;
     let mut tree = load_tree(&table, args.location.clone(), Some(pointer)).await;
     if args.catalog.is_none() {

@@ -2,13 +2,16 @@
 //! pairs, relocating tables that were moved, and reading and listing objects.
 //!
 //! Stores come from DataFusion's [`RuntimeEnv`] registry, so any store an application registers
-//! there (`s3://`, `gs://`, ...) is usable by URL; local paths use the local file system.
+//! there (`s3://bucket`, `gs://bucket`, ...) is used by URL; local paths use the local file
+//! system; other cloud locations get a store built from the IO's [`StorageProperties`] and the
+//! environment ([`storage`]), registered in the runtime for the scans that read through it.
 
 mod limits;
 mod listing;
 mod lock;
 mod relocation;
 mod scope;
+pub mod storage;
 
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
@@ -29,6 +32,7 @@ pub use listing::{ListedFile, Listing};
 pub use lock::CommitLock;
 pub use relocation::Relocation;
 pub use scope::{KeptReason, TableScope};
+pub use storage::StorageProperties;
 
 use crate::error::{Error, Result};
 use limits::check_size;
@@ -51,6 +55,7 @@ pub struct FileIO {
     runtime: Arc<RuntimeEnv>,
     relocation: Relocation,
     limits: ReadLimits,
+    storage: Arc<StorageProperties>,
 }
 
 impl Default for FileIO {
@@ -66,7 +71,21 @@ impl FileIO {
             runtime,
             relocation,
             limits: ReadLimits::default(),
+            storage: Arc::default(),
         }
+    }
+
+    /// This IO building the cloud stores it needs (`s3://`, `gs://`, `abfss://`, ...) from
+    /// `storage` (Iceberg's FileIO properties) on top of the environment, unless the runtime
+    /// has a store registered for the location's bucket.
+    pub fn with_storage(mut self, storage: StorageProperties) -> Self {
+        self.storage = Arc::new(storage);
+        self
+    }
+
+    /// The storage properties cloud stores are built from.
+    pub fn storage(&self) -> &StorageProperties {
+        &self.storage
     }
 
     /// This IO with one more relocation rule: paths under `old` are read under `new`.
@@ -128,16 +147,28 @@ impl FileIO {
         let invalid = |reason: &dyn std::fmt::Display| {
             Error::invalid(format_args!("location '{location}'"), reason)
         };
-        let store_url = ObjectStoreUrl::parse(&store).map_err(|e| invalid(&e))?;
-        // DataFusion's error says no more than this.
-        let object_store = self.runtime.object_store(&store_url).map_err(|_| {
-            invalid(&format_args!(
-                "no object store for {} is registered in this session: icefloe itself reads \
-                 and writes local files (file://) only; S3, GCS and Azure stores are not \
-                 built in yet",
-                store_url.as_str()
-            ))
-        })?;
+        let mut store_url = ObjectStoreUrl::parse(&store).map_err(|e| invalid(&e))?;
+        let object_store = match self.runtime.object_store(&store_url) {
+            Ok(found) => found,
+            Err(_) => {
+                let (url, built) =
+                    storage::cloud_store(&store, &self.storage)?.ok_or_else(|| {
+                        // DataFusion's error says no more than this.
+                        invalid(&format_args!(
+                            "no object store for {} is registered in this session: icefloe builds \
+                         stores for file://, s3://, s3a://, gs://, abfss:// and wasbs:// \
+                         locations; register one for other schemes in DataFusion's runtime",
+                            store_url.as_str()
+                        ))
+                    })?;
+                if self.runtime.object_store(&url).is_err() {
+                    self.runtime
+                        .register_object_store(url.as_ref(), Arc::clone(&built));
+                }
+                store_url = url;
+                built
+            }
+        };
         let path = if store == "file://" {
             // The local store maps a path's string to the file name as is: build it from the
             // literal file name so `%`, spaces and non-ASCII names are found.
@@ -354,7 +385,19 @@ impl FileIO {
         };
         match r.store.put_opts(&r.path, bytes.into(), options).await {
             Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            // Some stores answer 412 Precondition Failed to If-None-Match.
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) => Ok(false),
+            Err(object_store::Error::NotImplemented { .. }) => Err(Error::Unsupported(format!(
+                "{}: the store cannot create a file only if it is absent (a conditional \
+                 write), which a commit needs so that two writers never both make one version; \
+                 nothing was written. Use a store with conditional writes (S3 and most \
+                 S3-compatible stores have them; object_store's `aws_conditional_put` must not \
+                 be `disabled`) or a catalog",
+                self.named(location)
+            ))),
             Err(e) => Err(store_error(&self.named(location), e)),
         }
     }
@@ -672,11 +715,11 @@ mod tests {
     fn unregistered_store_is_a_clear_error() {
         let io = FileIO::default();
         let err = io
-            .resolve("s3://bucket/t/metadata/v1.metadata.json")
+            .resolve("hdfs://cluster/t/metadata/v1.metadata.json")
             .unwrap_err();
         assert!(
             err.to_string()
-                .contains("no object store for s3://bucket/ is registered")
+                .contains("no object store for hdfs://cluster/ is registered")
                 && !err.to_string().contains("RuntimeEnv"),
             "{err}"
         );

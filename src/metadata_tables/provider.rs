@@ -21,7 +21,7 @@ use super::{
     manifests, metadata_log, refs, snapshots,
 };
 use crate::error::{Error, Result};
-use crate::io::FileIO;
+use crate::io::{FileIO, StorageProperties};
 use crate::spec::{Schema, SnapshotSelector, TableMetadata};
 use crate::table::{Table, TableOptions};
 
@@ -96,7 +96,8 @@ impl IcebergMetadataTable {
         kind: MetadataTableKind,
         options: TableOptions,
     ) -> Result<Self> {
-        let io = FileIO::new(ctx.runtime_env(), options.relocation.clone());
+        let storage = StorageProperties::of_session(ctx.state().config()).merged(&options.storage);
+        let io = FileIO::new(ctx.runtime_env(), options.relocation.clone()).with_storage(storage);
         let table = Table::load(io, location).await?;
         Self::try_new(table, kind, options.snapshot)
     }

@@ -112,7 +112,15 @@ pub(crate) async fn build_exec(
         }
         by_store
             .entry(location.store_url.as_str().to_string())
-            .or_insert_with(|| (location.store_url, Vec::new()))
+            .or_insert_with(|| {
+                // A store the table's IO built (a cloud store from its properties) is found by
+                // DataFusion in the session's runtime, which may not be the IO's.
+                let runtime = state.runtime_env();
+                if runtime.object_store(&location.store_url).is_err() {
+                    runtime.register_object_store(location.store_url.as_ref(), location.store);
+                }
+                (location.store_url, Vec::new())
+            })
             .1
             .push(file);
     }

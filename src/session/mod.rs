@@ -58,7 +58,7 @@ use async_trait::async_trait;
 
 use crate::catalog::SqliteCatalog;
 use crate::error::Result;
-use crate::io::{FileIO, Relocation};
+use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::provider::IcebergTableProvider;
 use crate::spec::SnapshotSelector;
 use crate::table::Table;
@@ -462,7 +462,8 @@ fn open_for(
     db_path: impl AsRef<Path>,
     relocation: Relocation,
 ) -> Result<Arc<SqliteCatalog>> {
-    let io = FileIO::new(ctx.runtime_env(), relocation);
+    let io = FileIO::new(ctx.runtime_env(), relocation)
+        .with_storage(StorageProperties::of_session(ctx.state().config()));
     Ok(Arc::new(SqliteCatalog::open(db_path, None, io)?))
 }
 

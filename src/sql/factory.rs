@@ -28,6 +28,7 @@
 //! | `as-of-timestamp` | read the snapshot current at that instant (with its schema): epoch milliseconds or ISO-8601 (`2024-01-01 10:00:00`, no zone = UTC) |
 //! | `partitioning` | creating only: the partition spec as comma-separated terms, after the `PARTITIONED BY` columns: `col` / `identity(col)`, `bucket(N, col)`, `truncate(W, col)`, `year(col)`, `month(col)`, `day(col)`, `hour(col)`, `void(col)` ([`crate::write::parse_partition_term`]) |
 //! | `format-version` | creating only: 1, 2 (the default) or 3 |
+//! | `s3.*`, `gcs.*`, `adls.*`, `client.*` | how to reach the store (`s3.endpoint`, `s3.access-key-id`, ...: Iceberg's FileIO properties, see `icefloe::io::StorageProperties`), on top of the session's; never recorded in the table |
 //! | any other key | creating only: a table property (`write.target-file-size-bytes`, `commit.retry.num-retries`, ...) |
 //!
 //! `PARTITIONED BY (col, ...)` partitions by identity of those columns. At most one of
@@ -48,7 +49,7 @@ use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::logical_expr::CreateExternalTable;
 
 use crate::error::{Error, Result};
-use crate::io::{FileIO, Relocation};
+use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::provider::IcebergTableProvider;
 use crate::spec::selection::parse_timestamp_ms;
 use crate::spec::{SnapshotSelector, Transform};
@@ -68,6 +69,21 @@ const OWN_OPTIONS: &[&str] = &[
 /// The options that read an existing table (the others only shape a new one).
 const READ_OPTIONS: &[&str] = &["relocate", "snapshot-id", "ref", "as-of-timestamp"];
 
+/// Whether an option key is a storage property (never a table property: it may hold a secret).
+fn is_storage_key(key: &str) -> bool {
+    ["s3.", "gcs.", "adls.", "client."]
+        .iter()
+        .any(|prefix| key.starts_with(prefix))
+}
+
+/// The storage properties among the options.
+fn storage_options(cmd: &CreateExternalTable) -> StorageProperties {
+    StorageProperties::from_pairs(cmd.options.iter().filter_map(|(key, value)| {
+        let key = key.strip_prefix("format.").unwrap_or(key);
+        is_storage_key(key).then(|| (key.to_string(), value.clone()))
+    }))
+}
+
 /// Refuses an option that would be ignored or misread: any but [`READ_OPTIONS`] when opening
 /// an existing table, and, when creating, a key that is nearly an icefloe option (it would
 /// silently become a table property).
@@ -75,6 +91,9 @@ fn check_options(cmd: &CreateExternalTable, creating: bool) -> Result<()> {
     let own = OWN_OPTIONS.iter().copied().chain(["format-version"]);
     for key in cmd.options.keys() {
         let key = key.strip_prefix("format.").unwrap_or(key);
+        if is_storage_key(key) {
+            continue;
+        }
         if OWN_OPTIONS.contains(&key) || key == "format-version" {
             if !creating && !READ_OPTIONS.contains(&key) {
                 return Err(Error::invalid(
@@ -130,7 +149,8 @@ impl TableProviderFactory for IcebergTableFactory {
         let columns_given = !cmd.schema.fields().is_empty();
         check_options(cmd, columns_given)?;
         let selector = selector(cmd)?;
-        let io = FileIO::new(Arc::clone(state.runtime_env()), relocation);
+        let storage = StorageProperties::of_session(state.config()).merged(&storage_options(cmd));
+        let io = FileIO::new(Arc::clone(state.runtime_env()), relocation).with_storage(storage);
         let write_io = io.clone();
         let table = match locate_metadata(&io, location).await {
             Err(Error::NotFound { .. }) if columns_given => {
@@ -196,7 +216,8 @@ fn creation(cmd: &CreateExternalTable) -> Result<TableCreation> {
     }
     let properties = cmd.options.iter().filter_map(|(key, value)| {
         let key = key.strip_prefix("format.").unwrap_or(key);
-        (!OWN_OPTIONS.contains(&key)).then(|| (key.to_string(), value.clone()))
+        (!OWN_OPTIONS.contains(&key) && !is_storage_key(key))
+            .then(|| (key.to_string(), value.clone()))
     });
     Ok(creation.with_properties(properties))
 }

@@ -34,7 +34,7 @@ use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::logical_expr::Expr;
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-use crate::io::{FileIO, Relocation};
+use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
 use crate::provider::IcebergTableProvider;
 use crate::session::refs::selector_for_name;
@@ -224,7 +224,8 @@ impl Version {
 
 /// Loads the table at `location` through the session's object stores, from synchronous code.
 fn load(session: &dyn Session, location: &str, relocation: Relocation) -> DFResult<Table> {
-    let io = FileIO::new(Arc::clone(session.runtime_env()), relocation);
+    let io = FileIO::new(Arc::clone(session.runtime_env()), relocation)
+        .with_storage(StorageProperties::of_session(session.config()));
     let location = location.to_string();
     Ok(block_on(async move { Table::load(io, &location).await })??)
 }

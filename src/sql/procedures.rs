@@ -30,7 +30,7 @@ use datafusion::physical_plan::streaming::PartitionStream;
 use futures::future::BoxFuture;
 use futures::stream;
 
-use crate::io::{FileIO, Relocation};
+use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::maintenance::{ExpireSnapshots, SnapshotManager};
 use crate::session::IcebergCatalogs;
 use crate::spec::selection::parse_timestamp_ms;
@@ -388,7 +388,8 @@ fn manager(session: &dyn Session, value: &ScalarValue, usage: &str) -> DFResult<
     let Some(name) = string(value) else {
         return plan_err!("the table must be a string: {usage}");
     };
-    let io = FileIO::new(Arc::clone(session.runtime_env()), Relocation::default());
+    let io = FileIO::new(Arc::clone(session.runtime_env()), Relocation::default())
+        .with_storage(StorageProperties::of_session(session.config()));
     if let Some(state) = session.as_any().downcast_ref::<SessionState>() {
         let default = &state.config_options().catalog.default_catalog;
         if let (Some(catalog), Some((namespace, table))) = (

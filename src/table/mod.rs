@@ -16,7 +16,7 @@ pub use reachable::reachable_files;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::io::{FileIO, Relocation};
+use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::spec::{SnapshotSelector, TableMetadata};
 use locate::{Access, current_version, load_metadata, locate_and_load, table_dir_of};
 
@@ -27,9 +27,18 @@ pub struct TableOptions {
     pub relocation: Relocation,
     /// Which state of the table to read (default: the current snapshot).
     pub snapshot: SnapshotSelector,
+    /// How to reach a table on a cloud store (`s3.endpoint`, `s3.access-key-id`, ...), on top
+    /// of the session's ([`StorageProperties::of_session`]) and the environment.
+    pub storage: StorageProperties,
 }
 
 impl TableOptions {
+    /// Reaches the table's cloud store with these properties (see [`StorageProperties`]).
+    pub fn with_storage(mut self, storage: StorageProperties) -> Self {
+        self.storage = storage;
+        self
+    }
+
     /// Adds a relocation rule: paths under `old` are read under `new`.
     pub fn with_relocation(mut self, old: impl Into<String>, new: impl Into<String>) -> Self {
         self.relocation = self.relocation.with_rule(old, new);

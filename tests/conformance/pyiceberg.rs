@@ -77,7 +77,7 @@ pub struct SnapshotOracle {
 impl Oracle {
     /// Where PyIceberg could not read a snapshot (equality deletes), DuckDB's answers stand in:
     /// its row count, its column sums, its filter counts, and its count at AS OF instants.
-    fn with_duckdb_answers(mut self) -> Self {
+    pub fn with_duckdb_answers(mut self) -> Self {
         for snapshot in &mut self.snapshots {
             let Some(duckdb) = snapshot
                 .duckdb
@@ -199,7 +199,7 @@ pub async fn check_all(root: &FixtureRoot) -> Report {
         if let Some(current) = current_row_count(&oracle) {
             current_counts.push((oracle.identifier.clone(), current));
         }
-        report.absorb(check_table(root, &warehouse, oracle).await);
+        report.absorb(check_table(root, &warehouse, oracle, None).await);
     }
     report.absorb(check_catalog(&warehouse, current_counts).await);
     report
@@ -244,7 +244,18 @@ pub fn has_row_level_deletes(snapshot: &SnapshotOracle) -> bool {
         .any(|name| summary_total(name).is_some_and(|n| n > 0))
 }
 
-async fn check_table(root: &FixtureRoot, warehouse: &Path, oracle: Oracle) -> Report {
+/// Where a check reads a warehouse's tables from, when not from the fixture directory: the
+/// location its files were copied to (`s3://bucket/wh1`) and how to reach it.
+pub type Placement = (String, icefloe::io::StorageProperties);
+
+/// Checks one table of the warehouse against its oracle, read from the fixture directory or,
+/// with `placed`, from where its files were copied.
+pub async fn check_table(
+    root: &FixtureRoot,
+    warehouse: &Path,
+    oracle: Oracle,
+    placed: Option<Placement>,
+) -> Report {
     let mut report = Report::new("pyiceberg");
     let relative = oracle
         .metadata_location
@@ -266,16 +277,17 @@ async fn check_table(root: &FixtureRoot, warehouse: &Path, oracle: Oracle) -> Re
             return report;
         }
     };
+    let (read_from, storage) =
+        placed.unwrap_or_else(|| (warehouse.to_string_lossy().into_owned(), Default::default()));
+    let mut spec = TableSpec::current(
+        oracle.metadata_location.replace("{warehouse}", WRITTEN_AT),
+        vec![(WRITTEN_AT.to_string(), read_from)],
+    );
+    spec.storage = storage;
     let table = TableUnderTest {
         identifier: oracle.identifier.clone(),
         schemas: schema_columns(&oracle.schemas),
-        spec: TableSpec::current(
-            oracle.metadata_location.replace("{warehouse}", WRITTEN_AT),
-            vec![(
-                WRITTEN_AT.to_string(),
-                warehouse.to_string_lossy().into_owned(),
-            )],
-        ),
+        spec,
         metadata,
         warehouse: warehouse.to_path_buf(),
     };

@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::prelude::SessionContext;
 use icefloe::IcebergTableProvider;
 use icefloe::spec::SnapshotSelector;
 use serde_json::Value;
@@ -128,7 +127,7 @@ async fn check_case(table: TableUnderTest, case: IncrementalCase) -> Vec<String>
         case.from,
         string_literal(&table.spec.relocate_option())
     );
-    let ctx = SessionContext::new();
+    let ctx = crate::support::session_for(&table.spec);
     icefloe::sql::register(&ctx);
     let counted = support::count_rows_sql(&ctx, &sql).await;
     problems.extend(judge(&sql, counted, &case.expected));
@@ -136,7 +135,7 @@ async fn check_case(table: TableUnderTest, case: IncrementalCase) -> Vec<String>
 }
 
 async fn rust_incremental(table: &TableUnderTest, case: &IncrementalCase) -> Result<i64, String> {
-    let ctx = SessionContext::new();
+    let ctx = crate::support::session_for(&table.spec);
     let spec = table.spec.at(SnapshotSelector::Current, Via::Options);
     let current = IcebergTableProvider::open(&ctx, &spec.location, spec.table_options())
         .await

@@ -10,7 +10,7 @@ use icefloe::spec::SnapshotSelector;
 use icefloe::{IcebergTableProvider, Relocation};
 use serde_json::{Map, Value};
 
-use crate::pyiceberg::{Oracle, TableUnderTest, WRITTEN_AT, qualified_name};
+use crate::pyiceberg::{Oracle, TableUnderTest, qualified_name};
 use crate::render::{Style, json_equal};
 use crate::support::{self, Report, Via, error_chain, ident, isolated, open_as_t};
 use crate::time_travel;
@@ -68,7 +68,11 @@ fn parse_answer(name: &str, answer: &Value) -> Option<RefAnswer> {
 /// `base` and icefloe's SQL registered.
 async fn catalog_session(table: &TableUnderTest) -> Result<SessionContext, String> {
     let ctx = open_as_t(&table.spec.at(SnapshotSelector::Current, Via::Sql)).await?;
-    let relocation = Relocation::new().with_rule(WRITTEN_AT, table.warehouse.to_string_lossy());
+    let relocation = table
+        .spec
+        .relocations
+        .iter()
+        .fold(Relocation::new(), |r, (old, new)| r.with_rule(old, new));
     icefloe::session::register_catalog_as_default(
         &ctx,
         table.warehouse.join("catalog.db"),
@@ -98,7 +102,7 @@ fn sql_names(table: &TableUnderTest, name: &str, is_tag: bool) -> Vec<String> {
 async fn check_ref(table: TableUnderTest, answer: RefAnswer) -> Vec<String> {
     let mut problems = Vec::new();
     // Rust: the option resolves to the ref's snapshot and reads its rows.
-    let ctx = SessionContext::new();
+    let ctx = crate::support::session_for(&table.spec);
     let spec = table
         .spec
         .at(SnapshotSelector::Ref(answer.name.clone()), Via::Options);

@@ -131,7 +131,7 @@ async fn check_as_of_entry(table: TableUnderTest, entry: AsOfOracle) -> Vec<Stri
     let mut problems = Vec::new();
     let selector = SnapshotSelector::AsOfTimestamp(entry.timestamp_ms);
     // Rust: the provider resolves to the oracle's snapshot.
-    let ctx = SessionContext::new();
+    let ctx = crate::support::session_for(&table.spec);
     let spec = table.spec.at(selector.clone(), Via::Options);
     let opened = IcebergTableProvider::open(&ctx, &spec.location, spec.table_options()).await;
     match (opened, entry.snapshot_id) {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::prelude::{DataFrame, SessionContext};
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
+use icefloe::io::StorageProperties;
 use icefloe::spec::SnapshotSelector;
 use icefloe::{IcebergTableProvider, TableOptions};
 use serde_json::Value;
@@ -300,6 +301,8 @@ pub struct TableSpec {
     pub relocations: Vec<(String, String)>,
     pub selector: SnapshotSelector,
     pub via: Via,
+    /// How to reach a table on an object store (none for local tables).
+    pub storage: StorageProperties,
 }
 
 impl TableSpec {
@@ -310,6 +313,7 @@ impl TableSpec {
             relocations,
             selector: SnapshotSelector::Current,
             via: Via::Options,
+            storage: StorageProperties::new(),
         }
     }
 
@@ -332,7 +336,9 @@ impl TableSpec {
         for (old, new) in &self.relocations {
             options = options.with_relocation(old.clone(), new.clone());
         }
-        options.with_snapshot(selector)
+        options
+            .with_snapshot(selector)
+            .with_storage(self.storage.clone())
     }
 
     /// The relocation rules as SQL options take them: `OLD=NEW[,OLD2=NEW2]`.
@@ -345,10 +351,15 @@ impl TableSpec {
     }
 }
 
+/// A fresh session whose tables reach `spec`'s store (its storage properties).
+pub fn session_for(spec: &TableSpec) -> SessionContext {
+    SessionContext::new_with_config(spec.storage.clone().for_session(SessionConfig::new()))
+}
+
 /// Opens `spec` with icefloe and registers it as `t` in a fresh session (with icefloe's SQL
 /// registered): through `TableOptions`, or as a SQL view over the current table `base`.
 pub async fn open_as_t(spec: &TableSpec) -> Result<SessionContext, String> {
-    let ctx = SessionContext::new();
+    let ctx = session_for(spec);
     icefloe::sql::register(&ctx);
     let (name, selector) = match spec.via {
         Via::Options => ("t", spec.selector.clone()),

@@ -1,0 +1,622 @@
+//! Object stores built from a location and its properties: `s3://` and `s3a://` (feature `aws`),
+//! `gs://` (`gcp`), `abfss://`, `abfs://`, `wasbs://` and `wasb://` (`azure`).
+//!
+//! The properties are the ones users already have in PyIceberg and Iceberg Java (`s3.endpoint`,
+//! `s3.access-key-id`, `gcs.oauth2.token`, `adls.sas-token.<account>`, ...; see
+//! [`StorageProperties`]), on top of the environment as `object_store` reads it (`AWS_*`,
+//! `GOOGLE_*`, `AZURE_*`). A catalog passes its own properties, a REST catalog the credentials it
+//! vends for a table.
+//!
+//! One store is built per bucket (or container) and set of properties, and shared by the whole
+//! process ([`cloud_store`]). DataFusion finds a store by its URL's scheme and host only, so the
+//! store of a set of properties is registered under a URL of its own
+//! (`s3://bucket.p1a2b3c4d5e6f7a8b`): two tables of one bucket with different credentials never
+//! share a store, and a store an application registers under the plain `s3://bucket` is used as
+//! it is.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use datafusion::execution::object_store::ObjectStoreUrl;
+use object_store::ObjectStore;
+
+use crate::error::{Error, Result};
+
+/// Storage configuration: Iceberg FileIO properties (`s3.endpoint`, `s3.region`,
+/// `s3.access-key-id`, `s3.secret-access-key`, `s3.session-token`, `s3.path-style-access`,
+/// `client.region`, `gcs.oauth2.token`, `gcs.service.host`, `adls.account-key`,
+/// `adls.sas-token[.<account>]`, `adls.connection-string[.<account>]`, ...) and, passed through,
+/// `object_store`'s own keys (`aws_*`, `google_*`, `azure_*`). Other keys are ignored (a
+/// catalog's properties hold many that are not about storage).
+///
+/// Its `Debug` shows the keys only: values may be secrets.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct StorageProperties {
+    properties: BTreeMap<String, String>,
+    fingerprint: u64,
+}
+
+impl fmt::Debug for StorageProperties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.properties.keys()).finish()
+    }
+}
+
+impl StorageProperties {
+    /// No properties: stores are configured from the environment alone.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Properties from `(key, value)` pairs (later pairs win).
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let properties: BTreeMap<String, String> = pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        Self::from_map(properties)
+    }
+
+    fn from_map(properties: BTreeMap<String, String>) -> Self {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        properties.hash(&mut hasher);
+        let fingerprint = if properties.is_empty() {
+            0
+        } else {
+            hasher.finish()
+        };
+        Self {
+            properties,
+            fingerprint,
+        }
+    }
+
+    /// These properties with `other`'s on top (`other` wins on a shared key).
+    pub fn merged(&self, other: &StorageProperties) -> Self {
+        if other.properties.is_empty() {
+            return self.clone();
+        }
+        let mut properties = self.properties.clone();
+        properties.extend(other.properties.clone());
+        Self::from_map(properties)
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.properties.get(key).map(String::as_str)
+    }
+
+    /// Whether there are no properties.
+    pub fn is_empty(&self) -> bool {
+        self.properties.is_empty()
+    }
+
+    /// Every property, by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.properties
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The storage properties of a session: those set by [`StorageProperties::for_session`],
+    /// else none.
+    pub fn of_session(config: &datafusion::prelude::SessionConfig) -> Self {
+        config
+            .get_extension::<StorageProperties>()
+            .map(|p| (*p).clone())
+            .unwrap_or_default()
+    }
+
+    /// `config` with these properties as its sessions' storage properties: every table the
+    /// session opens by location (CREATE EXTERNAL TABLE, `iceberg_scan`, the procedures) and
+    /// every catalog it opens reaches its store with them.
+    pub fn for_session(
+        self,
+        config: datafusion::prelude::SessionConfig,
+    ) -> datafusion::prelude::SessionConfig {
+        config.with_extension(Arc::new(self))
+    }
+
+    /// A hash of every key and value (0 for none): which stores these properties share.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+}
+
+/// Whether `scheme` names a store this module builds (whatever the features built in).
+pub(crate) fn is_cloud_scheme(scheme: &str) -> bool {
+    matches!(
+        scheme,
+        "s3" | "s3a" | "gs" | "abfss" | "abfs" | "wasbs" | "wasb"
+    )
+}
+
+/// The store of `store` (`s3://bucket`, `gs://bucket`, `abfss://container@account.host`) for
+/// `properties`, built once per process and reused, with the URL DataFusion finds it by; `None`
+/// when the scheme is not a cloud store.
+///
+/// Errors: [`Error::Unsupported`] when icefloe was built without the scheme's feature;
+/// [`Error::InvalidArgument`] naming the location for a bad property or location.
+pub(crate) fn cloud_store(
+    store: &str,
+    properties: &StorageProperties,
+) -> Result<Option<(ObjectStoreUrl, Arc<dyn ObjectStore>)>> {
+    type Cache = Mutex<BTreeMap<(String, u64), (ObjectStoreUrl, Arc<dyn ObjectStore>)>>;
+    static STORES: LazyLock<Cache> = LazyLock::new(Default::default);
+
+    let Some((scheme, authority)) = store.split_once("://") else {
+        return Ok(None);
+    };
+    if !is_cloud_scheme(scheme) {
+        return Ok(None);
+    }
+    let key = (store.to_string(), properties.fingerprint());
+    if let Some(found) = STORES.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(Some(found.clone()));
+    }
+    let built = build(scheme, authority, store, properties)?;
+    let url = registry_url(scheme, authority, properties.fingerprint())?;
+    let mut stores = STORES.lock().unwrap_or_else(|e| e.into_inner());
+    let entry = stores.entry(key).or_insert((url, built));
+    Ok(Some(entry.clone()))
+}
+
+/// The URL a built store is registered under: its scheme, and a host made of the bucket (or
+/// container and account) and the properties' fingerprint.
+fn registry_url(scheme: &str, authority: &str, fingerprint: u64) -> Result<ObjectStoreUrl> {
+    let host: String = authority
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '.' => c,
+            _ => '.',
+        })
+        .collect();
+    ObjectStoreUrl::parse(format!("{scheme}://{host}.p{fingerprint:016x}")).map_err(|e| {
+        Error::invalid(
+            format_args!("location {scheme}://{authority}"),
+            format!("is not a store location: {e}"),
+        )
+    })
+}
+
+fn build(
+    scheme: &str,
+    authority: &str,
+    store: &str,
+    properties: &StorageProperties,
+) -> Result<Arc<dyn ObjectStore>> {
+    match scheme {
+        "s3" | "s3a" => s3(store, properties),
+        "gs" => gcs(authority, store, properties),
+        _ => azure(scheme, authority, store, properties),
+    }
+}
+
+/// The error of a store whose feature was not built in.
+#[allow(dead_code)] // with every feature on
+fn not_built(store: &str, feature: &str) -> Error {
+    Error::Unsupported(format!(
+        "{store}: this build of icefloe has no {feature} object store (build it with the cargo \
+         feature `{feature}`, which the icefloe command line has)"
+    ))
+}
+
+/// An error about the store's configuration, naming the store and the property (never its value).
+#[allow(dead_code)] // with no cloud feature on
+fn bad_property(store: &str, key: &str, reason: impl fmt::Display) -> Error {
+    Error::invalid(format_args!("storage property '{key}' for {store}"), reason)
+}
+
+/// An error of `object_store`'s builder for `store` (its messages name keys, not values).
+#[allow(dead_code)] // with no cloud feature on
+fn build_error(store: &str, e: object_store::Error) -> Error {
+    Error::invalid(
+        format_args!("object store {store}"),
+        format!("cannot be configured: {e}"),
+    )
+}
+
+/// A boolean property value as Iceberg writes them.
+#[allow(dead_code)] // with no cloud feature on
+fn boolean(store: &str, key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(bad_property(store, key, "must be true or false")),
+    }
+}
+
+/// A duration in seconds (PyIceberg's `s3.connect-timeout`, `s3.request-timeout`: a float) as
+/// `object_store` takes it.
+#[allow(dead_code)] // with no cloud feature on
+fn seconds(store: &str, key: &str, value: &str) -> Result<String> {
+    match value.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(format!("{}ms", (s * 1000.0).ceil() as u64)),
+        _ => Err(bad_property(
+            store,
+            key,
+            "must be a positive number of seconds",
+        )),
+    }
+}
+
+/// The retry policy of every store: Iceberg Java's `s3.retry.*` properties where given, else
+/// its defaults (5 retries, 20 s at most between two), and never retrying for more than a
+/// minute, so that an unreachable endpoint fails in bounded time.
+#[allow(dead_code)] // with no cloud feature on
+fn retry(store: &str, properties: &StorageProperties) -> Result<object_store::RetryConfig> {
+    let number = |key: &str, default: u64| -> Result<u64> {
+        match properties.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .trim()
+                .parse()
+                .map_err(|_| bad_property(store, key, "must be a whole number")),
+        }
+    };
+    let retries = number("s3.retry.num-retries", 5)?;
+    let min_wait = number("s3.retry.min-wait-ms", 100)?;
+    let max_wait = number("s3.retry.max-wait-ms", 20_000)?.max(min_wait);
+    let mut config = object_store::RetryConfig::default();
+    config.max_retries = usize::try_from(retries).unwrap_or(usize::MAX);
+    config.backoff.init_backoff = std::time::Duration::from_millis(min_wait);
+    config.backoff.max_backoff = std::time::Duration::from_millis(max_wait);
+    config.retry_timeout = std::time::Duration::from_secs(60);
+    Ok(config)
+}
+
+#[cfg(feature = "aws")]
+fn s3(store: &str, properties: &StorageProperties) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+
+    let mut config: Vec<(&str, String)> = Vec::new();
+    let mut sse_type = None;
+    let mut sse_key = None;
+    for (key, value) in properties.iter() {
+        let target = match key {
+            "s3.endpoint" => {
+                if value.starts_with("http://") {
+                    config.push(("allow_http", "true".into()));
+                }
+                "endpoint"
+            }
+            "s3.region" | "client.region" => "region",
+            "s3.access-key-id" | "client.access-key-id" => "access_key_id",
+            "s3.secret-access-key" | "client.secret-access-key" => "secret_access_key",
+            "s3.session-token" | "client.session-token" => "token",
+            "s3.path-style-access" => {
+                let path_style = boolean(store, key, value)?;
+                config.push(("virtual_hosted_style_request", (!path_style).to_string()));
+                continue;
+            }
+            "s3.force-virtual-addressing" => {
+                let virtual_hosted = boolean(store, key, value)?;
+                config.push(("virtual_hosted_style_request", virtual_hosted.to_string()));
+                continue;
+            }
+            "s3.anonymous" => {
+                config.push(("skip_signature", boolean(store, key, value)?.to_string()));
+                continue;
+            }
+            "s3.role-arn" => "role_arn",
+            "s3.role-session-name" => "role_session_name",
+            "s3.proxy-uri" => "proxy_url",
+            "s3.connect-timeout" => {
+                config.push(("connect_timeout", seconds(store, key, value)?));
+                continue;
+            }
+            "s3.request-timeout" => {
+                config.push(("timeout", seconds(store, key, value)?));
+                continue;
+            }
+            "s3.requester-pays-enabled" => {
+                config.push(("request_payer", boolean(store, key, value)?.to_string()));
+                continue;
+            }
+            "s3.sse.type" => {
+                sse_type = Some(value);
+                continue;
+            }
+            "s3.sse.key" => {
+                sse_key = Some(value);
+                continue;
+            }
+            "s3.remote-signing-enabled" if boolean(store, key, value)? => {
+                return Err(Error::Unsupported(format!(
+                    "{store}: the catalog asks for remote request signing \
+                     (s3.remote-signing-enabled), which icefloe does not do; ask it for vended \
+                     credentials instead"
+                )));
+            }
+            passed if passed.starts_with("aws_") => passed,
+            _ => continue,
+        };
+        config.push((target, value.to_string()));
+    }
+    match (sse_type.map(str::to_ascii_lowercase).as_deref(), sse_key) {
+        (None | Some("none"), _) => {}
+        (Some("s3"), _) => config.push(("server_side_encryption", "AES256".into())),
+        (Some("kms"), key) => {
+            config.push(("server_side_encryption", "aws:kms".into()));
+            if let Some(key) = key {
+                config.push(("sse_kms_key_id", key.to_string()));
+            }
+        }
+        (Some("dsse-kms"), key) => {
+            config.push(("server_side_encryption", "aws:kms:dsse".into()));
+            if let Some(key) = key {
+                config.push(("sse_kms_key_id", key.to_string()));
+            }
+        }
+        (Some(other), _) => {
+            return Err(bad_property(
+                store,
+                "s3.sse.type",
+                format!("'{other}' is not one of none, s3, kms, dsse-kms"),
+            ));
+        }
+    }
+    let mut builder = AmazonS3Builder::from_env()
+        .with_url(store)
+        .with_retry(retry(store, properties)?);
+    for (key, value) in config {
+        let parsed: AmazonS3ConfigKey = key
+            .parse()
+            .map_err(|e| bad_property(store, key, format_args!("{e}")))?;
+        builder = builder.with_config(parsed, value);
+    }
+    let built = builder.build().map_err(|e| build_error(store, e))?;
+    Ok(Arc::new(built))
+}
+
+#[cfg(not(feature = "aws"))]
+fn s3(store: &str, _: &StorageProperties) -> Result<Arc<dyn ObjectStore>> {
+    Err(not_built(store, "aws"))
+}
+
+#[cfg(feature = "gcp")]
+fn gcs(bucket: &str, store: &str, properties: &StorageProperties) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::StaticCredentialProvider;
+    use object_store::gcp::{GcpCredential, GoogleCloudStorageBuilder, GoogleConfigKey};
+
+    let mut builder = GoogleCloudStorageBuilder::from_env()
+        .with_bucket_name(bucket)
+        .with_retry(retry(store, properties)?);
+    for (key, value) in properties.iter() {
+        match key {
+            "gcs.oauth2.token" => {
+                let credential = GcpCredential {
+                    bearer: value.to_string(),
+                };
+                builder =
+                    builder.with_credentials(Arc::new(StaticCredentialProvider::new(credential)));
+            }
+            "gcs.service.host" => {
+                if value.starts_with("http://") {
+                    builder = builder.with_config(
+                        "allow_http"
+                            .parse()
+                            .map_err(|e| bad_property(store, key, format_args!("{e}")))?,
+                        "true",
+                    );
+                }
+                builder = builder.with_base_url(value);
+            }
+            "gcs.no-auth" | "gcs.anonymous" => {
+                builder = builder.with_skip_signature(boolean(store, key, value)?);
+            }
+            passed if passed.starts_with("google_") => {
+                let parsed: GoogleConfigKey = passed
+                    .parse()
+                    .map_err(|e| bad_property(store, key, format_args!("{e}")))?;
+                builder = builder.with_config(parsed, value);
+            }
+            _ => {}
+        }
+    }
+    let built = builder.build().map_err(|e| build_error(store, e))?;
+    Ok(Arc::new(built))
+}
+
+#[cfg(not(feature = "gcp"))]
+fn gcs(_: &str, store: &str, _: &StorageProperties) -> Result<Arc<dyn ObjectStore>> {
+    Err(not_built(store, "gcp"))
+}
+
+/// `container@account.host` of an Azure location: (container, account, host).
+#[allow(dead_code)] // without feature `azure`
+fn azure_parts<'a>(store: &str, authority: &'a str) -> Result<(&'a str, &'a str, &'a str)> {
+    let invalid = || {
+        Error::invalid(
+            format_args!("location {store}"),
+            "is not an Azure location: it must be <scheme>://<container>@<account>.<host>/...",
+        )
+    };
+    let (container, host) = authority.split_once('@').ok_or_else(invalid)?;
+    let account = host.split('.').next().unwrap_or_default();
+    if container.is_empty() || account.is_empty() {
+        return Err(invalid());
+    }
+    Ok((container, account, host))
+}
+
+/// The `key=value;...` fields of an Azure connection string.
+#[allow(dead_code)] // without feature `azure`
+fn connection_string(text: &str) -> BTreeMap<String, String> {
+    text.split(';')
+        .filter_map(|field| field.split_once('='))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect()
+}
+
+#[cfg(feature = "azure")]
+fn azure(
+    scheme: &str,
+    authority: &str,
+    store: &str,
+    properties: &StorageProperties,
+) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+
+    let (container, account, host) = azure_parts(store, authority)?;
+    let mut config: Vec<(String, String)> = vec![
+        ("account_name".into(), account.to_string()),
+        ("container_name".into(), container.to_string()),
+    ];
+    // Java's per-account keys: `adls.sas-token.<account>[.<host>]`.
+    let for_account = |key: &str, base: &str| -> bool {
+        key.strip_prefix(base)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|named| named == host || named == account)
+    };
+    let mut connection = None;
+    for (key, value) in properties.iter() {
+        let target = match key {
+            "adls.account-name" => "account_name",
+            "adls.account-key" => "access_key",
+            "adls.sas-token" => "sas_key",
+            k if for_account(k, "adls.sas-token") => "sas_key",
+            "adls.connection-string" => {
+                connection.get_or_insert(value);
+                continue;
+            }
+            k if for_account(k, "adls.connection-string") => {
+                connection = Some(value);
+                continue;
+            }
+            "adls.tenant-id" => "tenant_id",
+            "adls.client-id" => "client_id",
+            "adls.client-secret" => "client_secret",
+            "adls.token" => "bearer_token",
+            passed if passed.starts_with("azure_") => passed,
+            _ => continue,
+        };
+        config.push((target.to_string(), value.to_string()));
+    }
+    if let Some(text) = connection {
+        let fields = connection_string(text);
+        for (field, target) in [
+            ("accountname", "account_name"),
+            ("accountkey", "access_key"),
+            ("sharedaccesssignature", "sas_key"),
+            ("blobendpoint", "endpoint"),
+        ] {
+            if let Some(value) = fields.get(field) {
+                if field == "blobendpoint" && value.starts_with("http://") {
+                    config.push(("allow_http".into(), "true".into()));
+                }
+                config.push((target.to_string(), value.clone()));
+            }
+        }
+    }
+    let _ = scheme;
+    let mut builder = MicrosoftAzureBuilder::from_env().with_retry(retry(store, properties)?);
+    for (key, value) in config {
+        let parsed: AzureConfigKey = key
+            .parse()
+            .map_err(|e| bad_property(store, &key, format_args!("{e}")))?;
+        builder = builder.with_config(parsed, value);
+    }
+    let built = builder.build().map_err(|e| build_error(store, e))?;
+    Ok(Arc::new(built))
+}
+
+#[cfg(not(feature = "azure"))]
+fn azure(_: &str, _: &str, store: &str, _: &StorageProperties) -> Result<Arc<dyn ObjectStore>> {
+    Err(not_built(store, "azure"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_keys_never_values() {
+        let p = StorageProperties::from_pairs([
+            ("s3.secret-access-key", "very-secret"),
+            ("s3.region", "eu-west-1"),
+        ]);
+        let shown = format!("{p:?}");
+        assert!(shown.contains("s3.secret-access-key"), "{shown}");
+        assert!(!shown.contains("very-secret") && !shown.contains("eu-west-1"));
+    }
+
+    #[test]
+    fn properties_share_stores_by_content() {
+        let a = StorageProperties::from_pairs([("s3.region", "a")]);
+        let b = StorageProperties::from_pairs([("s3.region", "a")]);
+        let c = StorageProperties::from_pairs([("s3.region", "c")]);
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        assert_ne!(a.fingerprint(), c.fingerprint());
+        assert_eq!(StorageProperties::new().fingerprint(), 0);
+        let merged = a.merged(&c);
+        assert_eq!(merged.get("s3.region"), Some("c"));
+        assert_eq!(merged, c);
+    }
+
+    #[test]
+    fn registry_urls_keep_bucket_and_credentials_apart() {
+        let a = registry_url("s3", "bucket", 1).unwrap();
+        let b = registry_url("s3", "bucket", 2).unwrap();
+        assert_ne!(a, b);
+        assert!(a.as_str().starts_with("s3://bucket."), "{}", a.as_str());
+        let c1 = registry_url("abfss", "c1@acct.dfs.core.windows.net", 1).unwrap();
+        let c2 = registry_url("abfss", "c2@acct.dfs.core.windows.net", 1).unwrap();
+        assert_ne!(c1, c2, "two containers of one account are two stores");
+    }
+
+    #[test]
+    fn azure_locations_name_container_and_account() {
+        let (container, account, host) = azure_parts(
+            "abfss://c@acct.dfs.core.windows.net",
+            "c@acct.dfs.core.windows.net",
+        )
+        .unwrap();
+        assert_eq!(
+            (container, account, host),
+            ("c", "acct", "acct.dfs.core.windows.net")
+        );
+        let err = azure_parts(
+            "abfss://acct.dfs.core.windows.net",
+            "acct.dfs.core.windows.net",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("<container>@<account>"), "{err}");
+        let fields = connection_string(
+            "DefaultEndpointsProtocol=http;AccountName=dev;AccountKey=k==;BlobEndpoint=http://127.0.0.1:10000/dev;",
+        );
+        assert_eq!(fields["accountname"], "dev");
+        assert_eq!(fields["accountkey"], "k==");
+        assert_eq!(fields["blobendpoint"], "http://127.0.0.1:10000/dev");
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn s3_stores_are_built_once_per_bucket_and_properties() {
+        let p = StorageProperties::from_pairs([
+            ("s3.endpoint", "http://127.0.0.1:1"),
+            ("s3.region", "us-east-1"),
+            ("s3.access-key-id", "k"),
+            ("s3.secret-access-key", "s"),
+            ("s3.path-style-access", "true"),
+        ]);
+        let (url1, one) = cloud_store("s3://bucket-a", &p).unwrap().unwrap();
+        let (url2, two) = cloud_store("s3://bucket-a", &p).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&one, &two));
+        assert_eq!(url1, url2);
+        let (url3, three) = cloud_store("s3://bucket-b", &p).unwrap().unwrap();
+        assert!(!Arc::ptr_eq(&one, &three));
+        assert_ne!(url1, url3);
+        assert!(cloud_store("file://", &p).unwrap().is_none());
+        let bad = StorageProperties::from_pairs([("s3.path-style-access", "yes please")]);
+        let err = cloud_store("s3://bucket-a", &bad).err().unwrap();
+        assert!(err.to_string().contains("s3.path-style-access"), "{err}");
+        let signing = StorageProperties::from_pairs([("s3.remote-signing-enabled", "true")]);
+        let err = cloud_store("s3://bucket-a", &signing).err().unwrap();
+        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    }
+}

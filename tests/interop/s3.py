@@ -1,0 +1,63 @@
+"""The S3 side of icefloe's object store tests (tests/conformance/s3.rs).
+
+`s3.py server`: starts moto's S3 server on 127.0.0.1 (a free port), prints the port, and runs
+until its standard input closes (the test process holding it ended), so no server outlives the
+tests.
+
+`s3.py read ENDPOINT METADATA_LOCATION`: PyIceberg (its pyarrow FileIO, pyarrow's S3 file
+system) reads the table whose metadata file is METADATA_LOCATION on the S3 server at ENDPOINT,
+and prints its rows as JSON lines, sorted, plus one line per snapshot
+(`{"snapshot": id, "rows": n}`).
+"""
+
+import json
+import sys
+
+
+def server():
+    from moto.server import ThreadedMotoServer
+
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    print(moto.get_host_and_port()[1], flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        moto.stop()
+
+
+def properties(endpoint):
+    return {
+        "s3.endpoint": endpoint,
+        "s3.region": "us-east-1",
+        "s3.access-key-id": "testing",
+        "s3.secret-access-key": "testing",
+        "s3.path-style-access": "true",
+        "py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO",
+    }
+
+
+def read(endpoint, metadata_location):
+    from pyiceberg.table import StaticTable
+
+    table = StaticTable.from_metadata(metadata_location, properties=properties(endpoint))
+    rows = table.scan().to_arrow().to_pylist()
+    for line in sorted(json.dumps(row, sort_keys=True, default=str) for row in rows):
+        print(line)
+    for snapshot in table.metadata.snapshots:
+        count = len(table.scan(snapshot_id=snapshot.snapshot_id).to_arrow())
+        print(json.dumps({"snapshot": snapshot.snapshot_id, "rows": count}))
+
+
+def main(argv):
+    command, *args = argv
+    if command == "server":
+        server()
+    elif command == "read":
+        read(*args)
+    else:
+        raise SystemExit(f"unknown command {command}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
