@@ -30,6 +30,7 @@ mod pyiceberg_incremental;
 mod pyiceberg_refs;
 mod pyiceberg_travel;
 mod render;
+mod rest;
 mod s3;
 mod safety;
 mod sql_expr;

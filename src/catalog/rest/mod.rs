@@ -43,7 +43,6 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 const MAX_PAGES: usize = 10_000;
 
 /// An Iceberg REST catalog.
-#[derive(Debug)]
 pub struct RestCatalog {
     client: RestClient,
     /// `/v1` or `/v1/<prefix>`.
@@ -54,6 +53,16 @@ pub struct RestCatalog {
     /// `None` when it does not say.
     endpoints: Option<BTreeSet<String>>,
     io: FileIO,
+}
+
+impl std::fmt::Debug for RestCatalog {
+    /// The catalog's name and address only: its properties hold secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RestCatalog")
+            .field("client", &self.client)
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One table change of a multi-table transaction.

@@ -1,0 +1,408 @@
+//! icefloe's [`RestCatalog`] against a REST catalog it did not write: lakana-server (PyPI),
+//! started on 127.0.0.1 by these tests through `tests/interop/rest.py` and stopped with them
+//! (it ends when its standard input closes). PyIceberg's REST client is the other writer and
+//! reader on the same catalog.
+//!
+//! Runs when `ICEFLOE_REST_PYTHON` names a Python with `.ci/rest-requirements.txt` installed
+//! (`.ci/run` sets it up); otherwise each test says loudly that the REST checks were NOT run,
+//! and passes. lakana-server keeps tables only under its top-level namespaces `bronze`,
+//! `silver` and `gold`, so the tests' namespaces are made under `bronze`.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use datafusion::arrow::array::{Int64Array, RecordBatch, StringViewArray};
+use datafusion::prelude::SessionContext;
+use icefloe::catalog::{Catalog, Namespace, RestCatalog, TableIdent};
+use icefloe::io::FileIO;
+use icefloe::maintenance::SnapshotManager;
+use icefloe::spec::{SnapshotSelector, TableRequirement, TableUpdate};
+use icefloe::to_arrow::schema_to_arrow;
+use icefloe::write::{TableCreation, append_batches};
+use icefloe::{Error, IcebergTableProvider, WriteTarget};
+
+use crate::support::{collect, scalar};
+
+struct RestServer {
+    uri: String,
+    _state: tempfile::TempDir,
+    _stdin: ChildStdin,
+    _child: Child,
+}
+
+const TOKEN: &str = "lakana_pat_0123456789abcdef_icefloe-test-secret-0123456789ab";
+
+fn say(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{message}");
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rest.py")
+}
+
+fn python() -> Option<PathBuf> {
+    std::env::var_os("ICEFLOE_REST_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The server shared by this binary's tests; `None` (said loudly) without lakana-server.
+fn server(test: &str) -> Option<&'static RestServer> {
+    static SERVER: OnceLock<Result<RestServer, String>> = OnceLock::new();
+    match SERVER.get_or_init(start) {
+        Ok(server) => Some(server),
+        Err(why) => {
+            say(&format!(
+                "rest {test}: the REST catalog checks were NOT run: {why}"
+            ));
+            None
+        }
+    }
+}
+
+fn start() -> Result<RestServer, String> {
+    let python = python().ok_or("ICEFLOE_REST_PYTHON is not set (.ci/run sets it up)")?;
+    let lakana = python.with_file_name("lakana-server");
+    if !lakana.exists() {
+        return Err(format!("{} is missing", lakana.display()));
+    }
+    let state = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut child = Command::new(&python)
+        .arg(script())
+        .arg("server")
+        .arg(state.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("starting lakana-server: {e}"))?;
+    let stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = send.send(line);
+    });
+    let line = receive
+        .recv_timeout(Duration::from_secs(180))
+        .map_err(|_| "lakana-server did not start within 180 s".to_string())?;
+    let port: u16 = line
+        .trim()
+        .parse()
+        .map_err(|_| format!("rest.py printed {line:?}, not a port"))?;
+    say(&format!("rest: lakana-server is on 127.0.0.1:{port}"));
+    Ok(RestServer {
+        uri: format!("http://127.0.0.1:{port}"),
+        _state: state,
+        _stdin: stdin,
+        _child: child,
+    })
+}
+
+impl RestServer {
+    fn properties(&self) -> BTreeMap<String, String> {
+        [
+            ("uri", self.uri.as_str()),
+            ("token", TOKEN),
+            ("prefix", "dev"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    async fn catalog(&self) -> Arc<dyn Catalog> {
+        Arc::new(
+            RestCatalog::connect("lakana", self.properties(), FileIO::default())
+                .await
+                .expect("connect to lakana-server"),
+        )
+    }
+
+    /// Runs `rest.py` with PyIceberg's REST client; its standard output.
+    fn pyiceberg(&self, args: &[&str]) -> String {
+        let mut command = Command::new(python().unwrap());
+        command.arg(script()).arg(args[0]).arg(&self.uri).arg(TOKEN);
+        command.args(&args[1..]);
+        let out = command.output().expect("run rest.py");
+        assert!(
+            out.status.success(),
+            "rest.py {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+fn batch(target_schema: &icefloe::spec::Schema, ids: std::ops::Range<i64>) -> RecordBatch {
+    let schema = Arc::new(schema_to_arrow(target_schema).unwrap());
+    let names: Vec<String> = ids.clone().map(|i| format!("n{i}")).collect();
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(ids)),
+            Arc::new(StringViewArray::from(names)),
+        ],
+    )
+    .unwrap()
+}
+
+fn creation() -> TableCreation {
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    TableCreation::from_arrow(Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+    ])))
+}
+
+async fn count(table: &icefloe::Table) -> i64 {
+    let ctx = SessionContext::new();
+    let provider = IcebergTableProvider::try_new(table.clone(), SnapshotSelector::Current).unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    scalar(
+        &ctx,
+        "SELECT count(*) FROM t",
+        crate::render::Style::PYICEBERG,
+    )
+    .await
+    .unwrap()
+    .as_i64()
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_namespaces_and_tables_through_a_server_icefloe_did_not_write() {
+    let Some(server) = server("catalog") else {
+        return;
+    };
+    let catalog = server.catalog().await;
+    let ns = Namespace::new(["bronze", "icefloe_ns"]).unwrap();
+    catalog
+        .create_namespace(&ns, [("owner".to_string(), "icefloe".to_string())].into())
+        .await
+        .unwrap();
+    assert!(catalog.namespace_exists(&ns).await.unwrap());
+    let err = catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::AlreadyExists { .. }), "{err}");
+    assert_eq!(
+        catalog.namespace_properties(&ns).await.unwrap()["owner"],
+        "icefloe"
+    );
+    catalog
+        .update_namespace_properties(
+            &ns,
+            &["owner".to_string()],
+            [("k".into(), "v".into())].into(),
+        )
+        .await
+        .unwrap();
+    let properties = catalog.namespace_properties(&ns).await.unwrap();
+    assert_eq!(properties.get("k").map(String::as_str), Some("v"));
+    assert!(!properties.contains_key("owner"));
+    let children = catalog
+        .list_namespaces(&Namespace::new(["bronze"]).unwrap())
+        .await
+        .unwrap();
+    assert!(children.contains(&ns), "{children:?}");
+
+    let ident = TableIdent::new(ns.clone(), "events").unwrap();
+    let table = catalog.create_table(&ident, &creation()).await.unwrap();
+    assert!(catalog.table_exists(&ident).await.unwrap());
+    let err = catalog.create_table(&ident, &creation()).await.unwrap_err();
+    assert!(matches!(err, Error::AlreadyExists { .. }), "{err}");
+    assert_eq!(catalog.list_tables(&ns).await.unwrap(), vec![ident.clone()]);
+
+    // icefloe appends twice, tags the first snapshot; PyIceberg reads it all through REST.
+    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let schema = table.metadata().current_schema().clone();
+    append_batches(&target, &[batch(&schema, 1..4)], "main")
+        .await
+        .unwrap();
+    let first = target.load().await.unwrap();
+    let first_id = first.metadata().current_snapshot_id.unwrap();
+    append_batches(&target, &[batch(&schema, 4..6)], "main")
+        .await
+        .unwrap();
+    SnapshotManager::new(target.clone())
+        .create_tag("first", Some(first_id), None)
+        .await
+        .unwrap();
+    let loaded = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(count(&loaded).await, 5);
+    let read = server.pyiceberg(&["read", "bronze.icefloe_ns.events"]);
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        5,
+        "{read}"
+    );
+    assert!(read.contains("{\"id\": 5, \"name\": \"n5\"}"), "{read}");
+    assert!(
+        read.contains(&format!("{{\"snapshot\": {first_id}, \"rows\": 3}}")),
+        "{read}"
+    );
+    assert!(read.contains("\"ref\": \"first\""), "{read}");
+
+    // PyIceberg appends; icefloe sees it on its next load.
+    server.pyiceberg(&["append", "bronze.icefloe_ns.events", "100", "2"]);
+    let loaded = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(count(&loaded).await, 7);
+
+    // A stale requirement is a conflict, and nothing changes.
+    let stale = vec![TableRequirement::AssertRefSnapshotId {
+        ref_name: "main".into(),
+        snapshot_id: Some(first_id),
+    }];
+    let update = vec![TableUpdate::SetProperties {
+        updates: [("stale".to_string(), "yes".to_string())].into(),
+    }];
+    let err = catalog
+        .commit_table(&ident, &stale, &update)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+    let loaded = catalog.load_table(&ident).await.unwrap();
+    assert!(loaded.metadata().property("stale").is_none());
+
+    // Rename, then drop; unknown tables and namespaces are NotFound naming them.
+    let renamed = TableIdent::new(ns.clone(), "events_renamed").unwrap();
+    catalog.rename_table(&ident, &renamed).await.unwrap();
+    assert!(!catalog.table_exists(&ident).await.unwrap());
+    let err = catalog.load_table(&ident).await.unwrap_err();
+    assert!(
+        matches!(err, Error::NotFound { .. }) && err.to_string().contains("icefloe_ns.events"),
+        "{err}"
+    );
+    catalog.drop_table(&renamed, false).await.unwrap();
+    assert!(catalog.list_tables(&ns).await.unwrap().is_empty());
+    catalog.drop_namespace(&ns).await.unwrap();
+    assert!(!catalog.namespace_exists(&ns).await.unwrap());
+    let err = catalog.namespace_properties(&ns).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_tables_pyiceberg_made_read_in_icefloe_and_racing_writers_lose_nothing() {
+    let Some(server) = server("race") else {
+        return;
+    };
+    let catalog = server.catalog().await;
+    let ns = Namespace::new(["bronze", "icefloe_race"]).unwrap();
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    // PyIceberg creates and writes; icefloe reads it, in SQL too.
+    server.pyiceberg(&["create", "bronze.icefloe_race.t"]);
+    let ident = TableIdent::new(ns, "t").unwrap();
+    let table = catalog.load_table(&ident).await.unwrap();
+    let ctx = SessionContext::new();
+    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let provider = IcebergTableProvider::try_new(table.clone(), SnapshotSelector::Current)
+        .unwrap()
+        .with_write_target(target.clone());
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let rows = collect(&ctx, "SELECT id, name FROM t ORDER BY id")
+        .await
+        .unwrap();
+    let ids: Vec<i64> = rows
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(ids, vec![1, 2, 3]);
+
+    // icefloe (SQL INSERT, 5 commits) and PyIceberg (5 commits) at once: all 10 land.
+    let pyiceberg = {
+        let uri = server.uri.clone();
+        std::thread::spawn(move || {
+            Command::new(python().unwrap())
+                .arg(script())
+                .args(["append", &uri, TOKEN, "bronze.icefloe_race.t", "1000", "-5"])
+                .output()
+                .unwrap()
+        })
+    };
+    for n in 0..5 {
+        collect(
+            &ctx,
+            &format!("INSERT INTO t VALUES ({}, 'icefloe')", 500 + n),
+        )
+        .await
+        .unwrap();
+    }
+    let out = pyiceberg.join().unwrap();
+    assert!(
+        out.status.success(),
+        "PyIceberg's appends: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(count(&table).await, 13);
+    let read = server.pyiceberg(&["read", "bronze.icefloe_race.t"]);
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        13,
+        "{read}"
+    );
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"rows\"")).count(),
+        11,
+        "{read}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_failures_are_typed_errors_that_never_show_the_token() {
+    let Some(server) = server("errors") else {
+        return;
+    };
+    // A wrong token: a catalog error naming the catalog, without the token.
+    let mut properties = server.properties();
+    properties.insert(
+        "token".into(),
+        "lakana_pat_0123456789abcdef_WRONG-SECRET".into(),
+    );
+    let catalog = RestCatalog::connect("lakana", properties, FileIO::default())
+        .await
+        .unwrap();
+    let err = catalog
+        .list_namespaces(&Namespace::root())
+        .await
+        .unwrap_err();
+    let shown = crate::support::error_chain(&err);
+    assert!(matches!(err, Error::Catalog { .. }), "{err:?}");
+    assert!(shown.contains("lakana") && shown.contains("401"), "{shown}");
+    assert!(!shown.contains("WRONG-SECRET"), "{shown}");
+    assert!(!format!("{catalog:?}").contains("WRONG-SECRET"));
+
+    // Nobody listening: a catalog error naming the address, in bounded time.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut properties = server.properties();
+    properties.insert("uri".into(), format!("http://127.0.0.1:{port}"));
+    let started = std::time::Instant::now();
+    let err = RestCatalog::connect("gone", properties, FileIO::default())
+        .await
+        .unwrap_err();
+    let shown = crate::support::error_chain(&err);
+    assert!(
+        shown.contains(&format!("127.0.0.1:{port}")) && shown.contains("could not connect"),
+        "{shown}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
