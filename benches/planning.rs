@@ -17,10 +17,15 @@
 //! executable (`cargo build --release --bin icefloe`), times each cold query in a fresh
 //! process.
 //!
+//! - `cold, disk vs S3`: when `ICEFLOE_PYTHON` names a Python with `moto[server]`, the same
+//!   table copied into a bucket of moto's S3 server on loopback, and the cold queries on both.
+//!
 //! Run: `cargo bench --bench planning -- --warm-up-time 1 --measurement-time 3`.
 
 #[path = "support/many_commits.rs"]
 mod many_commits;
+#[path = "support/s3.rs"]
+mod s3;
 #[path = "support/mod.rs"]
 mod support;
 
@@ -271,6 +276,46 @@ fn planning(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    match s3::S3::start() {
+        None => println!("cold, disk vs S3: NOT run (ICEFLOE_PYTHON with moto[server] is not set)"),
+        Some(server) => {
+            server.create_bucket("planning");
+            let io = FileIO::default().with_storage(server.storage());
+            let started = Instant::now();
+            rt.block_on(server.upload(&io, &table_dir, "s3://planning/t"));
+            println!(
+                "copied the table to s3://planning/t in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            let on_s3 = TableOptions::default()
+                .with_relocation(location.clone(), "s3://planning/t")
+                .with_storage(server.storage());
+            let mut group = c.benchmark_group("cold, disk vs S3 (moto on loopback)");
+            group.sample_size(10);
+            group.sampling_mode(SamplingMode::Flat);
+            for (label, sql) in [("count", q.count), ("one day", q.one_day.as_str())] {
+                group.bench_function(format!("{label}: disk"), |b| {
+                    b.to_async(&rt).iter(|| async {
+                        ManifestCache::global().clear();
+                        run(&icefloe_ctx(&location).await, sql).await
+                    })
+                });
+                group.bench_function(format!("{label}: s3"), |b| {
+                    b.to_async(&rt).iter(|| async {
+                        ManifestCache::global().clear();
+                        let ctx = SessionContext::new();
+                        let provider = IcebergTableProvider::open(&ctx, &location, on_s3.clone())
+                            .await
+                            .expect("open the table on s3");
+                        ctx.register_table("t", Arc::new(provider)).unwrap();
+                        run(&ctx, sql).await
+                    })
+                });
+            }
+            group.finish();
+        }
+    }
 
     let ctx = rt.block_on(icefloe_ctx(&location));
     let mut group = c.benchmark_group("warm (open provider, warm cache)");

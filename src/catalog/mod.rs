@@ -16,6 +16,7 @@
 
 mod api;
 mod commit;
+pub mod config;
 pub mod directory;
 mod ident;
 #[cfg(feature = "rest")]

@@ -261,12 +261,16 @@ fn retry(store: &str, properties: &StorageProperties) -> Result<object_store::Re
     let retries = number("s3.retry.num-retries", 5)?;
     let min_wait = number("s3.retry.min-wait-ms", 100)?;
     let max_wait = number("s3.retry.max-wait-ms", 20_000)?.max(min_wait);
-    let mut config = object_store::RetryConfig::default();
-    config.max_retries = usize::try_from(retries).unwrap_or(usize::MAX);
-    config.backoff.init_backoff = std::time::Duration::from_millis(min_wait);
-    config.backoff.max_backoff = std::time::Duration::from_millis(max_wait);
-    config.retry_timeout = std::time::Duration::from_secs(60);
-    Ok(config)
+    let defaults = object_store::RetryConfig::default();
+    Ok(object_store::RetryConfig {
+        max_retries: usize::try_from(retries).unwrap_or(usize::MAX),
+        backoff: object_store::BackoffConfig {
+            init_backoff: std::time::Duration::from_millis(min_wait),
+            max_backoff: std::time::Duration::from_millis(max_wait),
+            ..defaults.backoff
+        },
+        retry_timeout: std::time::Duration::from_secs(60),
+    })
 }
 
 #[cfg(feature = "aws")]

@@ -15,7 +15,12 @@ import sys
 
 
 def server():
+    import logging
+
     from moto.server import ThreadedMotoServer
+
+    # One log line per request would bury the tests' own output.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
