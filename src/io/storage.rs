@@ -598,6 +598,58 @@ mod tests {
         assert_eq!(fields["blobendpoint"], "http://127.0.0.1:10000/dev");
     }
 
+    #[cfg(feature = "azure")]
+    #[test]
+    fn azure_stores_take_the_container_account_and_java_style_keys() {
+        let p = StorageProperties::from_pairs([
+            (
+                "adls.sas-token.acct.dfs.core.windows.net",
+                "sv=2024&sig=abc",
+            ),
+            ("adls.sas-token.other", "never-used"),
+        ]);
+        let (url, store) = cloud_store("abfss://data@acct.dfs.core.windows.net", &p)
+            .unwrap()
+            .unwrap();
+        assert!(
+            url.as_str()
+                .starts_with("abfss://data.acct.dfs.core.windows.net.p")
+        );
+        let shown = store.to_string();
+        assert!(shown.contains("acct") && shown.contains("data"), "{shown}");
+        let emulator = StorageProperties::from_pairs([(
+            "adls.connection-string",
+            "AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1",
+        )]);
+        assert!(
+            cloud_store(
+                "wasbs://c@devstoreaccount1.blob.core.windows.net",
+                &emulator
+            )
+            .is_ok()
+        );
+        let err = cloud_store("abfss://acct.dfs.core.windows.net", &p)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("<container>@<account>"), "{err}");
+    }
+
+    #[cfg(feature = "gcp")]
+    #[test]
+    fn gcs_stores_take_a_token_or_no_auth() {
+        let token = StorageProperties::from_pairs([("gcs.oauth2.token", "ya29.token")]);
+        let (_, store) = cloud_store("gs://bucket-g", &token).unwrap().unwrap();
+        assert!(store.to_string().contains("bucket-g"), "{store}");
+        let anonymous = StorageProperties::from_pairs([
+            ("gcs.no-auth", "true"),
+            ("gcs.service.host", "http://127.0.0.1:4443"),
+        ]);
+        assert!(cloud_store("gs://bucket-g", &anonymous).is_ok());
+        let bad = StorageProperties::from_pairs([("gcs.no-auth", "maybe")]);
+        let err = cloud_store("gs://bucket-g", &bad).err().unwrap();
+        assert!(err.to_string().contains("gcs.no-auth"), "{err}");
+    }
+
     #[cfg(feature = "aws")]
     #[test]
     fn s3_stores_are_built_once_per_bucket_and_properties() {
