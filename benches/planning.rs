@@ -24,7 +24,7 @@
 
 #[path = "support/many_commits.rs"]
 mod many_commits;
-#[path = "support/s3.rs"]
+#[path = "../tests/servers.rs"]
 mod s3;
 #[path = "support/mod.rs"]
 mod support;
@@ -278,8 +278,8 @@ fn planning(c: &mut Criterion) {
     group.finish();
 
     match s3::S3::start() {
-        None => println!("cold, disk vs S3: NOT run (ICEFLOE_PYTHON with moto[server] is not set)"),
-        Some(server) => {
+        Err(why) => println!("cold, disk vs S3: NOT run: {why}"),
+        Ok(server) => {
             server.create_bucket("planning");
             let io = FileIO::default().with_storage(server.storage());
             let started = Instant::now();

@@ -638,10 +638,42 @@ pub(crate) fn store_error(location: &str, err: object_store::Error) -> Error {
             what: location.to_string(),
             source: Some(source),
         },
+        other if asked_instance_metadata(&other) => Error::Io {
+            path: location.to_string(),
+            source: Box::new(NoCredentials(other)),
+        },
         other => Error::Io {
             path: location.to_string(),
             source: Box::new(other),
         },
+    }
+}
+
+/// Whether S3 failed while asking the instance metadata service for credentials: what it does
+/// when no credentials are configured anywhere else.
+fn asked_instance_metadata(err: &object_store::Error) -> bool {
+    let text = err.to_string();
+    text.contains("/latest/api/token") || text.contains("/latest/meta-data/iam")
+}
+
+/// An S3 request without credentials: says where credentials come from.
+#[derive(Debug)]
+struct NoCredentials(object_store::Error);
+
+impl std::fmt::Display for NoCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "no S3 credentials were found (none in the storage properties or the environment, \
+             and no instance metadata service answered): set s3.access-key-id and \
+             s3.secret-access-key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or \
+             s3.anonymous=true for a public bucket",
+        )
+    }
+}
+
+impl std::error::Error for NoCredentials {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 

@@ -891,12 +891,37 @@ fn names_where_locations_belong_and_unknown_stores() {
             && err.contains("`namespace.table` is a table of a catalog"),
         "{err}"
     );
-    let out = run_in(&["sql", "SELECT * FROM iceberg_scan('s3://bucket/wh/t')"]);
+    let out = run_in(&["sql", "SELECT * FROM iceberg_scan('hdfs://cluster/wh/t')"]);
     let err = stderr(&out);
     assert!(
-        err.contains("no object store for s3://bucket/ is registered in this session")
+        err.contains("no object store for hdfs://cluster/ is registered in this session")
             && !err.contains("RuntimeEnv")
             && !err.contains("bug"),
+        "{err}"
+    );
+    // S3 without credentials (and an instance metadata service that does not answer): the
+    // error names the location and says where credentials come from.
+    let out = Command::new(env!("CARGO_BIN_EXE_icefloe"))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env_remove("AWS_SESSION_TOKEN")
+        .env_remove("AWS_WEB_IDENTITY_TOKEN_FILE")
+        .env_remove("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+        .args([
+            "sql",
+            "--property",
+            "aws_metadata_endpoint=http://127.0.0.1:1",
+            "--property",
+            "s3.retry.num-retries=0",
+            "SELECT * FROM iceberg_scan('s3://bucket/wh/t')",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("s3://bucket/wh/t") && err.contains("no S3 credentials were found"),
         "{err}"
     );
 }

@@ -33,6 +33,8 @@ mod render;
 mod rest;
 mod s3;
 mod safety;
+#[path = "../servers.rs"]
+mod servers;
 mod sql_expr;
 mod support;
 mod time_travel;

@@ -9,9 +9,9 @@
 //! `silver` and `gold`, so the tests' namespaces are made under `bronze`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -71,30 +71,9 @@ fn start() -> Result<RestServer, String> {
         return Err(format!("{} is missing", lakana.display()));
     }
     let state = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let mut child = Command::new(&python)
-        .arg(script())
-        .arg("server")
-        .arg(state.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("starting lakana-server: {e}"))?;
-    let stdin = child.stdin.take().ok_or("no stdin")?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let (send, receive) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = send.send(line);
-    });
-    let line = receive
-        .recv_timeout(Duration::from_secs(180))
-        .map_err(|_| "lakana-server did not start within 180 s".to_string())?;
-    let port: u16 = line
-        .trim()
-        .parse()
-        .map_err(|_| format!("rest.py printed {line:?}, not a port"))?;
+    let args = [std::ffi::OsStr::new("server"), state.path().as_os_str()];
+    let (port, stdin, child) =
+        crate::servers::spawn_server(&python, "rest.py", &args, Duration::from_secs(180))?;
     say(&format!("rest: lakana-server is on 127.0.0.1:{port}"));
     Ok(RestServer {
         uri: format!("http://127.0.0.1:{port}"),

@@ -12,10 +12,9 @@
 //! - an unreachable endpoint, missing credentials and a store without conditional writes give
 //!   typed errors that name the location and never a secret.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -28,13 +27,7 @@ use icefloe::{Error, Table};
 use crate::pyiceberg::{self, WRITTEN_AT};
 use crate::support::{self, FixtureRoot, collect, error_chain, scalar};
 
-/// A running moto server.
-struct S3Server {
-    endpoint: String,
-    // Held open: the server ends when it closes (with the test process).
-    _stdin: ChildStdin,
-    _child: Child,
-}
+use crate::servers::S3 as S3Server;
 
 /// Says something on the test's real stderr: seen in CI logs even when the test passes.
 fn say(message: &str) {
@@ -45,7 +38,12 @@ fn say(message: &str) {
 /// when there is no Python with moto.
 fn server(test: &str) -> Option<&'static S3Server> {
     static SERVER: OnceLock<Result<S3Server, String>> = OnceLock::new();
-    match SERVER.get_or_init(start) {
+    let started = SERVER.get_or_init(|| {
+        let server = S3Server::start()?;
+        say(&format!("s3: moto's S3 server is at {}", server.endpoint));
+        Ok(server)
+    });
+    match started {
         Ok(server) => Some(server),
         Err(why) => {
             say(&format!("s3 {test}: the S3 checks were NOT run: {why}"));
@@ -64,130 +62,20 @@ fn python() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-fn start() -> Result<S3Server, String> {
-    let python = python().ok_or("ICEFLOE_PYTHON is not set (.ci/run sets it up)")?;
-    let has_moto = Command::new(&python)
-        .args(["-c", "import moto.server"])
-        .status()
-        .map_err(|e| format!("{}: {e}", python.display()))?;
-    if !has_moto.success() {
-        return Err(format!("{} has no moto[server]", python.display()));
-    }
-    let mut child = Command::new(&python)
-        .arg(script())
-        .arg("server")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("starting moto: {e}"))?;
-    let stdin = child.stdin.take().ok_or("no stdin")?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let (send, receive) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = send.send(line);
-    });
-    let line = receive
-        .recv_timeout(Duration::from_secs(60))
-        .map_err(|_| "moto did not start within 60 s".to_string())?;
-    let port: u16 = line
-        .trim()
-        .parse()
-        .map_err(|_| format!("moto printed {line:?}, not its port"))?;
-    say(&format!("s3: moto's S3 server is on 127.0.0.1:{port}"));
-    Ok(S3Server {
-        endpoint: format!("http://127.0.0.1:{port}"),
-        _stdin: stdin,
-        _child: child,
-    })
+/// A session whose tables reach `server`.
+fn session(server: &S3Server) -> SessionContext {
+    let config = server
+        .storage()
+        .for_session(SessionConfig::new().with_information_schema(true));
+    let ctx = SessionContext::new_with_config(config);
+    icefloe::sql::register(&ctx);
+    ctx
 }
 
-impl S3Server {
-    /// The storage properties that reach this server, as a PyIceberg user writes them.
-    fn storage(&self) -> StorageProperties {
-        StorageProperties::from_pairs([
-            ("s3.endpoint", self.endpoint.as_str()),
-            ("s3.region", "us-east-1"),
-            ("s3.access-key-id", "testing"),
-            ("s3.secret-access-key", "testing"),
-            ("s3.path-style-access", "true"),
-        ])
-    }
-
-    /// Makes a bucket (an S3 `CreateBucket`: a plain `PUT /<bucket>`; moto needs no signature).
-    fn create_bucket(&self, bucket: &str) {
-        let address = self.endpoint.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(address).expect("connect to moto");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        write!(
-            stream,
-            "PUT /{bucket} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        assert!(
-            answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
-            "CreateBucket {bucket}: {answer}"
-        );
-    }
-
-    /// A session whose tables reach this server.
-    fn session(&self) -> SessionContext {
-        let config = self
-            .storage()
-            .for_session(SessionConfig::new().with_information_schema(true));
-        let ctx = SessionContext::new_with_config(config);
-        icefloe::sql::register(&ctx);
-        ctx
-    }
-
-    /// An IO over a runtime of its own (as another process would have).
-    fn io(&self) -> FileIO {
-        FileIO::new(Arc::new(RuntimeEnv::default()), Relocation::default())
-            .with_storage(self.storage())
-    }
-}
-
-/// Every file under `dir`, relative to it.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// Copies a local directory into `s3://<bucket>/<prefix>/`, 16 objects at a time.
-async fn upload(io: &FileIO, dir: &Path, target: &str) {
-    use futures::StreamExt;
-    let files = files_under(dir);
-    futures::stream::iter(files)
-        .map(|relative| {
-            let io = io.clone();
-            let from = dir.join(&relative);
-            let to = format!("{target}/{}", relative.to_string_lossy());
-            async move {
-                let bytes = std::fs::read(&from).unwrap();
-                io.write(&to, Bytes::from(bytes)).await.unwrap();
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<()>>()
-        .await;
+/// An IO over a runtime of its own (as another process would have).
+fn own_io(server: &S3Server) -> FileIO {
+    FileIO::new(Arc::new(RuntimeEnv::default()), Relocation::default())
+        .with_storage(server.storage())
 }
 
 /// What PyIceberg reads of the table whose metadata file is `metadata`: its rows (JSON lines,
@@ -229,7 +117,7 @@ async fn s3_table_is_created_written_read_back_in_time_and_maintained() {
         return;
     };
     server.create_bucket("lake-one");
-    let ctx = server.session();
+    let ctx = session(server);
     let location = "s3://lake-one/db/events";
     sql(
         &ctx,
@@ -274,7 +162,7 @@ async fn s3_table_is_created_written_read_back_in_time_and_maintained() {
     );
 
     // The metadata files are on S3, written by conditional creates.
-    let io = server.io();
+    let io = own_io(server);
     let metadata = io.list_dir(&format!("{location}/metadata")).await.unwrap();
     assert!(
         metadata.iter().any(|f| f == "v3.metadata.json"),
@@ -342,7 +230,7 @@ async fn s3_fixture_warehouse_gives_every_oracle_answer() {
     server.create_bucket("fixtures");
     let target = "s3://fixtures/wh1";
     let started = Instant::now();
-    upload(&server.io(), &warehouse, target).await;
+    server.upload(&own_io(server), &warehouse, target).await;
     say(&format!(
         "s3 fixtures: wh1 uploaded in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -373,7 +261,7 @@ async fn s3_writers_racing_on_one_table_lose_nothing() {
     };
     server.create_bucket("race");
     let location = "s3://race/t";
-    let ctx = server.session();
+    let ctx = session(server);
     sql(
         &ctx,
         &format!(
@@ -388,7 +276,7 @@ async fn s3_writers_racing_on_one_table_lose_nothing() {
     let mut tasks = Vec::new();
     for writer in 0..WRITERS {
         // Each writer is its own session over its own runtime, as separate processes are.
-        let ctx = server.session();
+        let ctx = session(server);
         tasks.push(tokio::spawn(async move {
             sql(
                 &ctx,
@@ -403,7 +291,7 @@ async fn s3_writers_racing_on_one_table_lose_nothing() {
     for task in tasks {
         task.await.unwrap();
     }
-    let ctx = server.session();
+    let ctx = session(server);
     sql(
         &ctx,
         &format!("CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{location}'"),
@@ -460,14 +348,17 @@ async fn s3_failures_are_typed_errors_naming_the_location() {
             .with_storage(anonymous);
         let err = Table::load(io, "s3://lake-two/db/t").await.unwrap_err();
         let shown = error_chain(&err);
-        assert!(shown.contains("s3://lake-two/db/t"), "{shown}");
+        assert!(
+            shown.contains("s3://lake-two/db/t") && shown.contains("no S3 credentials"),
+            "{shown}"
+        );
     }
 
     // A store told not to make conditional writes: the commit is refused before anything is
     // written, with a message saying why.
     server.create_bucket("no-conditional");
     let location = "s3://no-conditional/t";
-    let ctx = server.session();
+    let ctx = session(server);
     sql(
         &ctx,
         &format!("CREATE EXTERNAL TABLE t (id INT) STORED AS ICEBERG LOCATION '{location}'"),
@@ -487,7 +378,7 @@ async fn s3_failures_are_typed_errors_naming_the_location() {
     .await;
     let err = collect(&ctx, "INSERT INTO t VALUES (1)").await.unwrap_err();
     assert!(err.contains("conditional write"), "{err}");
-    let io = server.io();
+    let io = own_io(server);
     let metadata = io.list_dir(&format!("{location}/metadata")).await.unwrap();
     assert_eq!(
         metadata
@@ -497,7 +388,7 @@ async fn s3_failures_are_typed_errors_naming_the_location() {
         1,
         "{metadata:?}"
     );
-    let ctx = server.session();
+    let ctx = session(server);
     sql(
         &ctx,
         &format!("CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{location}'"),

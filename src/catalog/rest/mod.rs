@@ -190,6 +190,20 @@ impl RestCatalog {
         format!("table {ident} in catalog {}", self.client.name)
     }
 
+    fn namespace_missing(&self, namespace: &Namespace) -> Error {
+        Error::NotFound {
+            what: self.namespace_label(namespace),
+            source: None,
+        }
+    }
+
+    fn table_missing(&self, ident: &TableIdent) -> Error {
+        Error::NotFound {
+            what: self.table_label(ident),
+            source: None,
+        }
+    }
+
     /// Whether the server lists `endpoint` (`"HEAD /v1/{prefix}/namespaces/{namespace}"`).
     fn serves(&self, endpoint: &str) -> bool {
         self.endpoints
@@ -506,10 +520,7 @@ impl Catalog for RestCatalog {
         let path = format!("{}/namespaces", self.base);
         let items = self
             .list_pages(&path, query, "namespaces", "listing namespaces", || {
-                Error::NotFound {
-                    what: self.namespace_label(parent),
-                    source: None,
-                }
+                self.namespace_missing(parent)
             })
             .await?;
         let mut namespaces: Vec<Namespace> = items.iter().filter_map(namespace_of).collect();
@@ -568,10 +579,7 @@ impl Catalog for RestCatalog {
                         .collect()
                 })
                 .unwrap_or_default()),
-            StatusCode::NOT_FOUND => Err(Error::NotFound {
-                what: self.namespace_label(namespace),
-                source: None,
-            }),
+            StatusCode::NOT_FOUND => Err(self.namespace_missing(namespace)),
             _ => Err(self.catalog_error(&format!("loading namespace {namespace}"), &answer)),
         }
     }
@@ -593,10 +601,7 @@ impl Catalog for RestCatalog {
         let answer = self.send(Method::POST, &path, &[], Some(&body)).await?;
         match answer.status {
             s if s.is_success() => Ok(()),
-            StatusCode::NOT_FOUND => Err(Error::NotFound {
-                what: self.namespace_label(namespace),
-                source: None,
-            }),
+            StatusCode::NOT_FOUND => Err(self.namespace_missing(namespace)),
             _ => Err(self.catalog_error(
                 &format!("updating the properties of namespace {namespace}"),
                 &answer,
@@ -610,10 +615,7 @@ impl Catalog for RestCatalog {
             .await?;
         match answer.status {
             s if s.is_success() => Ok(()),
-            StatusCode::NOT_FOUND => Err(Error::NotFound {
-                what: self.namespace_label(namespace),
-                source: None,
-            }),
+            StatusCode::NOT_FOUND => Err(self.namespace_missing(namespace)),
             StatusCode::CONFLICT => Err(Error::invalid(
                 self.namespace_label(namespace),
                 format_args!("is not empty ({})", error_message(&answer)),
@@ -626,10 +628,7 @@ impl Catalog for RestCatalog {
         let path = format!("{}/tables", self.namespace_path(namespace));
         let items = self
             .list_pages(&path, Vec::new(), "identifiers", "listing tables", || {
-                Error::NotFound {
-                    what: self.namespace_label(namespace),
-                    source: None,
-                }
+                self.namespace_missing(namespace)
             })
             .await?;
         let mut tables: Vec<TableIdent> = items
@@ -659,10 +658,7 @@ impl Catalog for RestCatalog {
             .await?;
         match answer.status {
             s if s.is_success() => self.table_of(ident, &answer.body),
-            StatusCode::NOT_FOUND => Err(Error::NotFound {
-                what: self.table_label(ident),
-                source: None,
-            }),
+            StatusCode::NOT_FOUND => Err(self.table_missing(ident)),
             _ => Err(self.catalog_error(&format!("loading table {ident}"), &answer)),
         }
     }
@@ -676,10 +672,7 @@ impl Catalog for RestCatalog {
             StatusCode::CONFLICT => Err(Error::AlreadyExists {
                 what: self.table_label(ident),
             }),
-            StatusCode::NOT_FOUND => Err(Error::NotFound {
-                what: self.namespace_label(&ident.namespace),
-                source: None,
-            }),
+            StatusCode::NOT_FOUND => Err(self.namespace_missing(&ident.namespace)),
             StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => Err(Error::invalid(
                 format_args!("creating {}", self.table_label(ident)),
                 error_message(&answer),
@@ -718,10 +711,7 @@ impl Catalog for RestCatalog {
             .await?;
         match answer.status {
             s if s.is_success() => Ok(()),
-            StatusCode::NOT_FOUND => Err(Error::NotFound {
-                what: self.table_label(ident),
-                source: None,
-            }),
+            StatusCode::NOT_FOUND => Err(self.table_missing(ident)),
             _ => Err(self.catalog_error(&format!("dropping table {ident}"), &answer)),
         }
     }
