@@ -18,6 +18,28 @@ pub struct S3 {
     _child: Child,
 }
 
+/// The server of `cell`, started by `start` on first use and shared by every test of the
+/// process; `None` when it could not start, said on stderr (seen in CI logs even when the test
+/// passes) as "`checks` `test`: the ... checks were NOT run: why".
+#[allow(dead_code)] // not every user shares a server
+pub fn shared<T>(
+    cell: &'static std::sync::OnceLock<Result<T, String>>,
+    start: impl FnOnce() -> Result<T, String>,
+    checks: &str,
+    test: &str,
+) -> Option<&'static T> {
+    match cell.get_or_init(start) {
+        Ok(server) => Some(server),
+        Err(why) => {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{checks} {test}: the {checks} checks were NOT run: {why}"
+            );
+            None
+        }
+    }
+}
+
 /// Runs `python script args...`, waits up to `wait` for the port it prints on its first
 /// line, and returns the port with the child and its standard input (hold it: closing it stops
 /// the server).

@@ -127,6 +127,23 @@ impl StorageProperties {
     }
 }
 
+/// Whether `key` is an Iceberg FileIO property (`s3.*`, `gcs.*`, `adls.*`, `client.*`): about
+/// reaching a store, possibly a secret, never a table property.
+pub(crate) fn is_file_io_key(key: &str) -> bool {
+    ["s3.", "gcs.", "adls.", "client."]
+        .iter()
+        .any(|prefix| key.starts_with(prefix))
+}
+
+/// Whether `key` configures a store: a FileIO property or one of `object_store`'s own keys
+/// (`aws_*`, `google_*`, `azure_*`).
+pub(crate) fn is_store_key(key: &str) -> bool {
+    is_file_io_key(key)
+        || ["aws_", "google_", "azure_"]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+}
+
 /// Whether `scheme` names a store this module builds (whatever the features built in).
 pub(crate) fn is_cloud_scheme(scheme: &str) -> bool {
     matches!(

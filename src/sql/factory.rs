@@ -69,18 +69,11 @@ const OWN_OPTIONS: &[&str] = &[
 /// The options that read an existing table (the others only shape a new one).
 const READ_OPTIONS: &[&str] = &["relocate", "snapshot-id", "ref", "as-of-timestamp"];
 
-/// Whether an option key is a storage property (never a table property: it may hold a secret).
-fn is_storage_key(key: &str) -> bool {
-    ["s3.", "gcs.", "adls.", "client."]
-        .iter()
-        .any(|prefix| key.starts_with(prefix))
-}
-
 /// The storage properties among the options.
 fn storage_options(cmd: &CreateExternalTable) -> StorageProperties {
     StorageProperties::from_pairs(cmd.options.iter().filter_map(|(key, value)| {
         let key = key.strip_prefix("format.").unwrap_or(key);
-        is_storage_key(key).then(|| (key.to_string(), value.clone()))
+        crate::io::storage::is_file_io_key(key).then(|| (key.to_string(), value.clone()))
     }))
 }
 
@@ -91,7 +84,7 @@ fn check_options(cmd: &CreateExternalTable, creating: bool) -> Result<()> {
     let own = OWN_OPTIONS.iter().copied().chain(["format-version"]);
     for key in cmd.options.keys() {
         let key = key.strip_prefix("format.").unwrap_or(key);
-        if is_storage_key(key) {
+        if crate::io::storage::is_file_io_key(key) {
             continue;
         }
         if OWN_OPTIONS.contains(&key) || key == "format-version" {
@@ -216,7 +209,7 @@ fn creation(cmd: &CreateExternalTable) -> Result<TableCreation> {
     }
     let properties = cmd.options.iter().filter_map(|(key, value)| {
         let key = key.strip_prefix("format.").unwrap_or(key);
-        (!OWN_OPTIONS.contains(&key) && !is_storage_key(key))
+        (!OWN_OPTIONS.contains(&key) && !crate::io::storage::is_file_io_key(key))
             .then(|| (key.to_string(), value.clone()))
     });
     Ok(creation.with_properties(properties))

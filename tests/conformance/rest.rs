@@ -53,15 +53,7 @@ fn python() -> Option<PathBuf> {
 /// The server shared by this binary's tests; `None` (said loudly) without lakana-server.
 fn server(test: &str) -> Option<&'static RestServer> {
     static SERVER: OnceLock<Result<RestServer, String>> = OnceLock::new();
-    match SERVER.get_or_init(start) {
-        Ok(server) => Some(server),
-        Err(why) => {
-            say(&format!(
-                "rest {test}: the REST catalog checks were NOT run: {why}"
-            ));
-            None
-        }
-    }
+    crate::servers::shared(&SERVER, start, "rest", test)
 }
 
 fn start() -> Result<RestServer, String> {

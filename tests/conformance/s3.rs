@@ -38,18 +38,12 @@ fn say(message: &str) {
 /// when there is no Python with moto.
 fn server(test: &str) -> Option<&'static S3Server> {
     static SERVER: OnceLock<Result<S3Server, String>> = OnceLock::new();
-    let started = SERVER.get_or_init(|| {
+    let start = || {
         let server = S3Server::start()?;
         say(&format!("s3: moto's S3 server is at {}", server.endpoint));
         Ok(server)
-    });
-    match started {
-        Ok(server) => Some(server),
-        Err(why) => {
-            say(&format!("s3 {test}: the S3 checks were NOT run: {why}"));
-            None
-        }
-    }
+    };
+    crate::servers::shared(&SERVER, start, "s3", test)
 }
 
 fn script() -> PathBuf {

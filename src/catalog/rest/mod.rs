@@ -104,21 +104,9 @@ impl RestCatalog {
                 source: None,
             });
         }
-        let map = |key: &str| -> BTreeMap<String, String> {
-            answer
-                .body
-                .get(key)
-                .and_then(Value::as_object)
-                .map(|o| {
-                    o.iter()
-                        .filter_map(|(k, v)| Some((k.clone(), as_text(v)?)))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut merged = map("defaults");
+        let mut merged = text_map(answer.body.get("defaults"));
         merged.extend(properties);
-        merged.extend(map("overrides"));
+        merged.extend(text_map(answer.body.get("overrides")));
         let endpoints = answer
             .body
             .get("endpoints")
@@ -211,16 +199,6 @@ impl RestCatalog {
             .is_some_and(|list| list.contains(endpoint))
     }
 
-    async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&Value>,
-    ) -> Result<Answer> {
-        self.client.send(method, path, query, body).await
-    }
-
     /// Every page of a listing at `path`, each page's `key` array.
     async fn list_pages(
         &self,
@@ -237,7 +215,7 @@ impl RestCatalog {
             if let Some(token) = &token {
                 query.push(("pageToken", token.clone()));
             }
-            let answer = self.send(Method::GET, path, &query, None).await?;
+            let answer = self.client.send(Method::GET, path, &query, None).await?;
             match answer.status {
                 s if s.is_success() => {}
                 StatusCode::NOT_FOUND => return Err(not_found()),
@@ -282,14 +260,7 @@ impl RestCatalog {
             .ok_or_else(|| corrupt("has no metadata"))?;
         let bytes = serde_json::to_vec(metadata).map_err(|e| corrupt(&e.to_string()))?;
         let metadata = TableMetadata::parse(&bytes).map_err(|e| e.into_corrupt(location))?;
-        let mut storage: BTreeMap<String, String> = BTreeMap::new();
-        if let Some(config) = body.get("config").and_then(Value::as_object) {
-            storage.extend(
-                config
-                    .iter()
-                    .filter_map(|(k, v)| Some((k.clone(), as_text(v)?))),
-            );
-        }
+        let mut storage = text_map(body.get("config"));
         // `storage-credentials`: the credential whose prefix is the longest one the table's
         // location starts with.
         if let Some(credentials) = body.get("storage-credentials").and_then(Value::as_array) {
@@ -300,15 +271,11 @@ impl RestCatalog {
                     metadata
                         .location
                         .starts_with(prefix)
-                        .then_some((prefix.len(), c.get("config")?.as_object()?))
+                        .then_some((prefix.len(), c.get("config")))
                 })
                 .max_by_key(|(len, _)| *len);
             if let Some((_, config)) = best {
-                storage.extend(
-                    config
-                        .iter()
-                        .filter_map(|(k, v)| Some((k.clone(), as_text(v)?))),
-                );
+                storage.extend(text_map(config));
             }
         }
         let io = match storage.is_empty() {
@@ -349,7 +316,7 @@ impl RestCatalog {
 
     /// A commit's request; an answer that never came (or a 5xx) leaves the outcome unknown.
     async fn commit_send(&self, path: &str, body: &Value, label: &str) -> Result<Answer> {
-        let answer = match self.send(Method::POST, path, &[], Some(body)).await {
+        let answer = match self.client.send(Method::POST, path, &[], Some(body)).await {
             Ok(answer) => answer,
             Err(e) => {
                 return Err(Error::CommitStateUnknown {
@@ -400,7 +367,7 @@ impl RestCatalog {
             true => Method::HEAD,
             false => Method::GET,
         };
-        let answer = self.send(method, path, &[], None).await?;
+        let answer = self.client.send(method, path, &[], None).await?;
         match answer.status {
             s if s.is_success() => Ok(true),
             StatusCode::NOT_FOUND => Ok(false),
@@ -409,14 +376,23 @@ impl RestCatalog {
     }
 }
 
-/// The text of a JSON property value (servers send strings; numbers and booleans are taken).
-fn as_text(v: &Value) -> Option<String> {
-    match v {
+/// The properties of a JSON object of an answer, as text (servers send strings; numbers and
+/// booleans are taken, anything else left out); none for a missing object.
+fn text_map(object: Option<&Value>) -> BTreeMap<String, String> {
+    let text = |v: &Value| match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
-    }
+    };
+    object
+        .and_then(Value::as_object)
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), text(v)?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The storage properties among a catalog's or table's properties.
@@ -424,13 +400,7 @@ fn storage_of(properties: &BTreeMap<String, String>) -> StorageProperties {
     StorageProperties::from_pairs(
         properties
             .iter()
-            .filter(|(k, _)| {
-                [
-                    "s3.", "gcs.", "adls.", "client.", "aws_", "google_", "azure_",
-                ]
-                .iter()
-                .any(|p| k.starts_with(p))
-            })
+            .filter(|(k, _)| crate::io::storage::is_store_key(k))
             .map(|(k, v)| (k.clone(), v.clone())),
     )
 }
@@ -551,7 +521,10 @@ impl Catalog for RestCatalog {
     ) -> Result<()> {
         let body = json!({"namespace": namespace.levels(), "properties": properties});
         let path = format!("{}/namespaces", self.base);
-        let answer = self.send(Method::POST, &path, &[], Some(&body)).await?;
+        let answer = self
+            .client
+            .send(Method::POST, &path, &[], Some(&body))
+            .await?;
         match answer.status {
             s if s.is_success() => Ok(()),
             StatusCode::CONFLICT => Err(Error::AlreadyExists {
@@ -566,19 +539,11 @@ impl Catalog for RestCatalog {
         namespace: &Namespace,
     ) -> Result<BTreeMap<String, String>> {
         let answer = self
+            .client
             .send(Method::GET, &self.namespace_path(namespace), &[], None)
             .await?;
         match answer.status {
-            s if s.is_success() => Ok(answer
-                .body
-                .get("properties")
-                .and_then(Value::as_object)
-                .map(|o| {
-                    o.iter()
-                        .filter_map(|(k, v)| Some((k.clone(), as_text(v)?)))
-                        .collect()
-                })
-                .unwrap_or_default()),
+            s if s.is_success() => Ok(text_map(answer.body.get("properties"))),
             StatusCode::NOT_FOUND => Err(self.namespace_missing(namespace)),
             _ => Err(self.catalog_error(&format!("loading namespace {namespace}"), &answer)),
         }
@@ -598,7 +563,10 @@ impl Catalog for RestCatalog {
         }
         let body = json!({"removals": removals, "updates": updates});
         let path = format!("{}/properties", self.namespace_path(namespace));
-        let answer = self.send(Method::POST, &path, &[], Some(&body)).await?;
+        let answer = self
+            .client
+            .send(Method::POST, &path, &[], Some(&body))
+            .await?;
         match answer.status {
             s if s.is_success() => Ok(()),
             StatusCode::NOT_FOUND => Err(self.namespace_missing(namespace)),
@@ -611,6 +579,7 @@ impl Catalog for RestCatalog {
 
     async fn drop_namespace(&self, namespace: &Namespace) -> Result<()> {
         let answer = self
+            .client
             .send(Method::DELETE, &self.namespace_path(namespace), &[], None)
             .await?;
         match answer.status {
@@ -654,6 +623,7 @@ impl Catalog for RestCatalog {
     async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
         let query = [("snapshots", "all".to_string())];
         let answer = self
+            .client
             .send(Method::GET, &self.table_path(ident), &query, None)
             .await?;
         match answer.status {
@@ -666,7 +636,10 @@ impl Catalog for RestCatalog {
     async fn create_table(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table> {
         let body = create_request(&ident.name, creation, false)?;
         let path = format!("{}/tables", self.namespace_path(&ident.namespace));
-        let answer = self.send(Method::POST, &path, &[], Some(&body)).await?;
+        let answer = self
+            .client
+            .send(Method::POST, &path, &[], Some(&body))
+            .await?;
         match answer.status {
             s if s.is_success() => self.table_of(ident, &answer.body),
             StatusCode::CONFLICT => Err(Error::AlreadyExists {
@@ -684,7 +657,10 @@ impl Catalog for RestCatalog {
     async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
         let body = json!({"name": ident.name, "metadata-location": metadata_location});
         let path = format!("{}/register", self.namespace_path(&ident.namespace));
-        let answer = self.send(Method::POST, &path, &[], Some(&body)).await?;
+        let answer = self
+            .client
+            .send(Method::POST, &path, &[], Some(&body))
+            .await?;
         match answer.status {
             s if s.is_success() => self.table_of(ident, &answer.body),
             StatusCode::CONFLICT => Err(Error::AlreadyExists {
@@ -707,6 +683,7 @@ impl Catalog for RestCatalog {
     async fn drop_table(&self, ident: &TableIdent, purge: bool) -> Result<()> {
         let query = [("purgeRequested", purge.to_string())];
         let answer = self
+            .client
             .send(Method::DELETE, &self.table_path(ident), &query, None)
             .await?;
         match answer.status {
@@ -720,7 +697,10 @@ impl Catalog for RestCatalog {
         let ident = |t: &TableIdent| json!({"namespace": t.namespace.levels(), "name": t.name});
         let body = json!({"source": ident(from), "destination": ident(to)});
         let path = format!("{}/tables/rename", self.base);
-        let answer = self.send(Method::POST, &path, &[], Some(&body)).await?;
+        let answer = self
+            .client
+            .send(Method::POST, &path, &[], Some(&body))
+            .await?;
         match answer.status {
             s if s.is_success() => Ok(()),
             StatusCode::NOT_FOUND => Err(Error::NotFound {
