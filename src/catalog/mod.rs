@@ -12,13 +12,16 @@
 //! - [`RestCatalog`] ([`rest`], feature `rest`): the Iceberg REST protocol; the server checks
 //!   the requirements and applies the updates.
 //!
-//! [`crate::session`] exposes a catalog to DataFusion (`CatalogProvider`).
+//! [`connect`] opens any of them from the name a user gives (a database file, a REST URI, a
+//! catalog of `.pyiceberg.yaml`); [`crate::session`] exposes a catalog to DataFusion
+//! (`CatalogProvider`).
 
 mod api;
 mod commit;
 pub mod config;
 pub mod directory;
 mod ident;
+mod open;
 #[cfg(feature = "rest")]
 pub mod rest;
 pub mod sqlite;
@@ -32,6 +35,7 @@ pub use api::Catalog;
 pub(crate) use commit::now_ms;
 pub use directory::DirectoryCatalog;
 pub use ident::{Namespace, TableIdent};
+pub use open::connect;
 #[cfg(feature = "rest")]
 pub use rest::RestCatalog;
 pub use sqlite::SqliteCatalog;

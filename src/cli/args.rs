@@ -99,9 +99,10 @@ pub struct TableTarget {
     /// The table: `namespace.table` with --catalog, a NAME of --table, or a table directory.
     pub table: String,
 
-    /// A SQLite Iceberg catalog holding TABLE (`namespace.table`).
-    #[arg(long, value_name = "FILE.db")]
-    pub catalog: Option<PathBuf>,
+    /// The Iceberg catalog holding TABLE (`namespace.table`): a SQLite catalog database, a
+    /// REST catalog (`rest+https://host/path`), or a catalog name of `.pyiceberg.yaml`.
+    #[arg(long, value_name = "CATALOG")]
+    pub catalog: Option<String>,
 
     /// Names a table directory: TABLE may then be NAME.
     #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
@@ -113,9 +114,9 @@ pub struct TableTarget {
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
 
-    /// A storage property, as PyIceberg and Iceberg Java name them (`s3.endpoint=URL`,
-    /// `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`, ...); may be
-    /// repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
+    /// A storage or catalog property, as PyIceberg and Iceberg Java name them
+    /// (`s3.endpoint=URL`, `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`,
+    /// a REST catalog's `token`, `credential`, `warehouse`, ...); may be repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
     /// is read too.
     #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
     pub properties: Vec<(String, String)>,
@@ -226,10 +227,12 @@ pub enum CatalogCommand {
 /// Arguments of `icefloe sql`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SqlArgs {
-    /// A SQLite Iceberg catalog (JDBC / PyIceberg SqlCatalog layout) to use as the default
-    /// catalog: its tables are `namespace.table`.
-    #[arg(long, value_name = "FILE.db")]
-    pub catalog: Option<PathBuf>,
+    /// The Iceberg catalog to use as the default catalog (its tables are `namespace.table`): a
+    /// SQLite catalog database (JDBC / PyIceberg SqlCatalog layout), a REST catalog
+    /// (`rest+https://host/path`; `--property token=...` or `credential=id:secret`), or a
+    /// catalog name of PyIceberg's `.pyiceberg.yaml`.
+    #[arg(long, value_name = "CATALOG")]
+    pub catalog: Option<String>,
 
     /// Registers a table: LOCATION is a metadata file or a table directory.
     #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = parse_table_arg)]
@@ -242,9 +245,9 @@ pub struct SqlArgs {
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
 
-    /// A storage property, as PyIceberg and Iceberg Java name them (`s3.endpoint=URL`,
-    /// `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`, ...); may be
-    /// repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
+    /// A storage or catalog property, as PyIceberg and Iceberg Java name them
+    /// (`s3.endpoint=URL`, `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`,
+    /// a REST catalog's `token`, `credential`, `warehouse`, ...); may be repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
     /// is read too.
     #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
     pub properties: Vec<(String, String)>,
@@ -295,17 +298,18 @@ pub struct TreeArgs {
     /// The table: a metadata file or table directory, or `namespace.table` with `--catalog`.
     pub location: String,
 
-    /// Loads LOCATION (`namespace.table`) from this SQLite Iceberg catalog.
-    #[arg(long, value_name = "FILE.db")]
-    pub catalog: Option<PathBuf>,
+    /// Loads LOCATION (`namespace.table`) from this Iceberg catalog: a SQLite catalog
+    /// database, a REST catalog (`rest+https://host/path`), or a name of `.pyiceberg.yaml`.
+    #[arg(long, value_name = "CATALOG")]
+    pub catalog: Option<String>,
 
     /// Reads paths under OLD from NEW instead (for moved tables); may be repeated.
     #[arg(long = "relocate", value_name = "OLD=NEW", value_parser = parse_relocate_arg)]
     pub relocate: Vec<RelocateArg>,
 
-    /// A storage property, as PyIceberg and Iceberg Java name them (`s3.endpoint=URL`,
-    /// `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`, ...); may be
-    /// repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
+    /// A storage or catalog property, as PyIceberg and Iceberg Java name them
+    /// (`s3.endpoint=URL`, `s3.region=R`, `s3.path-style-access=true`, `gcs.service.host=URL`,
+    /// a REST catalog's `token`, `credential`, `warehouse`, ...); may be repeated. Secrets are better left to the environment (`AWS_ACCESS_KEY_ID`, ...), which
     /// is read too.
     #[arg(long = "property", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
     pub properties: Vec<(String, String)>,

@@ -11,9 +11,8 @@ use super::args::{
     CheckArgs, ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat, RewriteManifestsArgs,
     RollbackArgs, TableTarget, relocation_of,
 };
-use super::{CliError, CliResult};
+use super::{CliError, CliResult, catalog_table_name, open_catalog};
 use crate::Table;
-use crate::catalog::SqliteCatalog;
 use crate::io::{FileIO, StorageProperties};
 use crate::maintenance::{BranchRetention, ExpireSnapshots, Progress, SnapshotManager};
 use crate::maintenance::{
@@ -35,7 +34,7 @@ pub(super) enum RefKind {
 
 /// `icefloe branch` / `icefloe tag`.
 pub(super) async fn run_ref<W: Write>(kind: RefKind, args: &RefArgs, out: &mut W) -> CliResult<()> {
-    let manager = manager(&args.target)?;
+    let manager = manager(&args.target).await?;
     let word = match kind {
         RefKind::Branch => "branch",
         RefKind::Tag => "tag",
@@ -63,7 +62,7 @@ pub(super) async fn run_ref<W: Write>(kind: RefKind, args: &RefArgs, out: &mut W
 
 /// `icefloe rollback`.
 pub(super) async fn run_rollback<W: Write>(args: &RollbackArgs, out: &mut W) -> CliResult<()> {
-    let manager = manager(&args.target)?;
+    let manager = manager(&args.target).await?;
     let table = match (&args.snapshot, &args.timestamp) {
         (Some(id), _) => manager.rollback_to_snapshot(*id).await?,
         (None, Some(ts)) => manager.rollback_to_time(parse_timestamp_ms(ts)?).await?,
@@ -80,7 +79,7 @@ pub(super) async fn run_rollback<W: Write>(args: &RollbackArgs, out: &mut W) -> 
 
 /// `icefloe expire`.
 pub(super) async fn run_expire<W: Write>(args: &ExpireArgs, out: &mut W) -> CliResult<()> {
-    let manager = manager(&args.target)?;
+    let manager = manager(&args.target).await?;
     let options = ExpireSnapshots {
         older_than_ms: args
             .older_than
@@ -156,7 +155,7 @@ pub(super) async fn run_remove_orphans<W: Write>(
     args: &RemoveOrphansArgs,
     out: &mut W,
 ) -> CliResult<()> {
-    let table = manager(&args.target)?.table().await?;
+    let table = manager(&args.target).await?.table().await?;
     let mut options = OrphanFiles::new();
     if let Some(ts) = &args.older_than {
         options = options.with_older_than_ms(parse_timestamp_ms(ts)?);
@@ -198,7 +197,7 @@ pub(super) async fn run_remove_orphans<W: Write>(
 /// `icefloe check`: the table's current version, as a reader finds it (a newer version that
 /// cannot be read is a problem too), checked against its files.
 pub(super) async fn run_check<W: Write>(args: &CheckArgs, out: &mut W) -> CliResult<()> {
-    let (io, target, location) = write_target(&args.target)?;
+    let (io, target, location) = write_target(&args.target).await?;
     let (table, skipped) = match &location {
         Some(location) => {
             let table = Table::load(io.clone(), location).await?;
@@ -259,7 +258,7 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
     args: &RewriteManifestsArgs,
     out: &mut W,
 ) -> CliResult<()> {
-    let (_, target, _) = write_target(&args.target)?;
+    let (_, target, _) = write_target(&args.target).await?;
     let bar = bar("rewriting manifests");
     let progress = feed(&bar, "writing manifests");
     let done = rewrite_manifests_with_progress(&target, args.target_size, &progress).await;
@@ -299,39 +298,32 @@ fn feed(bar: &ProgressBar, message: &'static str) -> Progress {
 }
 
 /// The manager of the table `target` names.
-fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
-    let (_, write, _) = write_target(target)?;
+async fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
+    let (_, write, _) = write_target(target).await?;
     Ok(SnapshotManager::new(write))
 }
 
 /// Where the table `target` names lives, the IO to reach it, and its location when it is named
 /// by one (a table directory or metadata file).
-fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, Option<String>)> {
+async fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, Option<String>)> {
     let io = FileIO::new(
         Arc::new(RuntimeEnv::default()),
         relocation_of(&target.relocate),
     )
     .with_storage(StorageProperties::from_pairs(target.properties.clone()));
     let named = target.tables.iter().find(|t| t.name == target.table);
-    let db = match (named, &target.catalog) {
-        (None, Some(db)) => db,
+    let spec = match (named, &target.catalog) {
+        (None, Some(spec)) => spec,
         (named, _) => {
             let location = named.map_or(&target.table, |n| &n.location).clone();
             let write = WriteTarget::directory(&io, &location)?;
             return Ok((io, write, Some(location)));
         }
     };
-    let (namespace, table) = match target.table.rsplit_once('.') {
-        Some((ns, t)) if !ns.is_empty() && !t.is_empty() => (ns, t),
-        _ => {
-            return Err(CliError::Usage(format!(
-                "with --catalog the table is `namespace.table`, got '{}'",
-                target.table
-            )));
-        }
-    };
-    let catalog = Arc::new(SqliteCatalog::open(db, None, io.clone())?);
-    Ok((io, WriteTarget::sqlite(catalog, namespace, table)?, None))
+    let ident = catalog_table_name(&target.table)?;
+    let catalog = open_catalog(spec, &target.properties, io.clone()).await?;
+    let io = catalog.io().clone();
+    Ok((io, WriteTarget::new(catalog, ident), None))
 }
 
 fn report<W: Write>(out: &mut W, format: ReportFormat, text: &str, object: Value) -> CliResult<()> {

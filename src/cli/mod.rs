@@ -113,6 +113,40 @@ pub async fn run(cli: Cli) -> CliResult<()> {
     }
 }
 
+/// The catalog of `--catalog SPEC` (see [`crate::catalog::connect`]), with the `--property`
+/// pairs as catalog properties. A path that looks like a database file and does not exist is
+/// a usage error that says how to make one.
+pub(crate) async fn open_catalog(
+    spec: &str,
+    properties: &[(String, String)],
+    io: crate::FileIO,
+) -> CliResult<std::sync::Arc<dyn crate::catalog::Catalog>> {
+    let path = std::path::Path::new(spec);
+    let looks_like_file = spec.ends_with(".db") || spec.contains(std::path::MAIN_SEPARATOR);
+    let is_uri = spec.contains("://");
+    if looks_like_file && !is_uri && !path.exists() {
+        return Err(CliError::Usage(format!(
+            "catalog database {spec} does not exist: create one with `icefloe catalog create \
+             {spec}` (then CREATE SCHEMA ns and CREATE TABLE ns.t ...), or name a REST catalog \
+             (rest+https://host/path) or a catalog of .pyiceberg.yaml"
+        )));
+    }
+    let properties = properties.iter().cloned().collect();
+    Ok(crate::catalog::connect(spec, properties, io).await?)
+}
+
+/// The table `namespace.table` of a `--catalog`.
+pub(crate) fn catalog_table_name(name: &str) -> CliResult<crate::catalog::TableIdent> {
+    match name.rsplit_once('.') {
+        Some((namespace, table)) if !namespace.is_empty() && !table.is_empty() => {
+            Ok(crate::catalog::TableIdent::parse_dotted(name)?)
+        }
+        _ => Err(CliError::Usage(format!(
+            "with --catalog the table is `namespace.table`, got '{name}'"
+        ))),
+    }
+}
+
 /// `icefloe catalog create PATH [--name NAME]`: a new catalog database, and how to open it
 /// from icefloe and from PyIceberg.
 pub fn run_catalog<W: Write>(command: &args::CatalogCommand, out: &mut W) -> CliResult<()> {

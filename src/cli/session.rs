@@ -17,8 +17,8 @@ use super::args::{DEFAULT_MAX_ROWS, JsonBigInt, OutputFormat, SqlArgs, relocatio
 use super::print::{print_batches_with, print_table};
 use super::shell::{Command, HELP, Input, InputBuffer};
 use super::{CliError, CliResult, report_error_as, shell};
-use crate::io::StorageProperties;
-use crate::session::register_catalog_as_default;
+use crate::io::{FileIO, StorageProperties};
+use crate::session::attach_as_default;
 use crate::{IcebergTableProvider, TableOptions};
 
 /// A DataFusion session with `information_schema` enabled and the catalog and tables of the
@@ -101,16 +101,10 @@ impl SqlSession {
         let ctx = building
             .await
             .map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)))?;
-        if let Some(db) = &args.catalog {
-            if !db.exists() {
-                return Err(CliError::Usage(format!(
-                    "catalog database {} does not exist: create one with `icefloe catalog \
-                     create {}` (then CREATE SCHEMA ns and CREATE TABLE ns.t ...)",
-                    db.display(),
-                    db.display()
-                )));
-            }
-            register_catalog_as_default(&ctx, db, relocation.clone()).await?;
+        if let Some(spec) = &args.catalog {
+            let io = FileIO::new(Arc::clone(&runtime), relocation.clone()).with_storage(storage);
+            let catalog = super::open_catalog(spec, &args.properties, io).await?;
+            attach_as_default(&ctx, catalog).await?;
         }
         for (table, provider) in args.tables.iter().zip(opened) {
             ctx.register_table(table.name.as_str(), Arc::new(provider))?;

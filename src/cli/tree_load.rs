@@ -13,7 +13,7 @@ use futures::StreamExt;
 use super::args::{TreeArgs, relocation_of};
 use super::tree::{ManifestTree, SnapshotTree, TableTree, TreeOptions, render_tree};
 use super::{CliError, CliResult};
-use crate::catalog::SqliteCatalog;
+use super::{catalog_table_name, open_catalog};
 use crate::io::{FileIO, StorageProperties};
 use crate::metadata_tables::walk;
 use crate::spec::{ManifestEntry, ManifestFile, Snapshot};
@@ -49,11 +49,11 @@ pub async fn run_tree<W: Write>(args: &TreeArgs, out: &mut W) -> CliResult<()> {
 /// The table of `args` and how its metadata file was found.
 async fn open_table(args: &TreeArgs, io: FileIO) -> CliResult<(Table, String)> {
     match &args.catalog {
-        Some(db) => {
-            let (namespace, name) = split_table_name(&args.location)?;
-            let catalog = SqliteCatalog::open(db, None, io)?;
-            let table = catalog.load_table(namespace, name).await?;
-            let pointer = format!("catalog {} {namespace}.{name}", db.display());
+        Some(spec) => {
+            let ident = catalog_table_name(&args.location)?;
+            let catalog = open_catalog(spec, &args.properties, io).await?;
+            let table = catalog.load_table(&ident).await?;
+            let pointer = format!("catalog {spec} {ident}");
             Ok((table, pointer))
         }
         None => {
@@ -70,18 +70,6 @@ async fn open_table(args: &TreeArgs, io: FileIO) -> CliResult<(Table, String)> {
                 Err(e) => Err(e.into()),
             }
         }
-    }
-}
-
-/// `namespace.table` split at its last dot (namespaces may hold dots).
-fn split_table_name(name: &str) -> CliResult<(&str, &str)> {
-    match name.rsplit_once('.') {
-        Some((namespace, table)) if !namespace.is_empty() && !table.is_empty() => {
-            Ok((namespace, table))
-        }
-        _ => Err(CliError::Usage(format!(
-            "with --catalog the table is `namespace.table`, got '{name}'"
-        ))),
     }
 }
 
@@ -165,12 +153,15 @@ mod tests {
 
     #[test]
     fn splits_nested_namespaces_at_the_last_dot() {
-        assert_eq!(split_table_name("db.orders").unwrap(), ("db", "orders"));
+        let ident = catalog_table_name("db.orders").unwrap();
         assert_eq!(
-            split_table_name("nested.inner.t").unwrap(),
-            ("nested.inner", "t")
+            (ident.namespace.dotted(), ident.name),
+            ("db".into(), "orders".into())
         );
-        assert!(split_table_name("orders").is_err());
-        assert!(split_table_name("db.").is_err());
+        let ident = catalog_table_name("nested.inner.t").unwrap();
+        assert_eq!(ident.namespace.levels(), ["nested", "inner"]);
+        assert_eq!(ident.name, "t");
+        assert!(catalog_table_name("orders").is_err());
+        assert!(catalog_table_name("db.").is_err());
     }
 }

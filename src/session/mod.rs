@@ -40,6 +40,7 @@
 //! # }
 //! ```
 
+mod blocking;
 pub(crate) mod refs;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,33 +57,37 @@ use ::datafusion::execution::SessionState;
 use ::datafusion::prelude::SessionContext;
 use async_trait::async_trait;
 
-use crate::catalog::SqliteCatalog;
-use crate::error::Result;
+use crate::catalog::{Catalog, Namespace, SqliteCatalog, TableIdent};
+use crate::error::{Error, Result};
 use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::provider::IcebergTableProvider;
 use crate::spec::SnapshotSelector;
 use crate::table::Table;
 use crate::transaction::WriteTarget;
+pub(crate) use blocking::block_on;
 use refs::{TableRefsSchema, split_suffixed, suffixed_table};
 
-/// A DataFusion catalog over a [`SqliteCatalog`]: one schema per namespace.
+/// A DataFusion catalog over an Iceberg [`Catalog`]: one schema per namespace, named by its
+/// dot-joined levels.
 ///
 /// Optionally wraps another catalog (the `fallback`) whose schemas stay visible next to the
 /// namespaces, so that replacing DataFusion's default catalog keeps its `public` schema and
 /// `SessionContext::register_table` keeps working. A namespace hides a fallback schema of the
 /// same name.
 ///
-/// `schema_names` and `schema` are synchronous in DataFusion's trait; they query the catalog
-/// database directly (tiny queries), and a database error there reads as "no schemas".
+/// `schema_names` and `schema` are synchronous in DataFusion's trait; they ask the catalog and
+/// wait for the answer (see [`blocking`](self::blocking)), and an error there reads as "no
+/// schemas" (the statement then fails naming the schema it did not find). A namespace level
+/// with a dot in it (possible in a REST catalog) has no schema name.
 #[derive(Debug)]
 pub struct IcebergCatalogProvider {
-    catalog: Arc<SqliteCatalog>,
+    catalog: Arc<dyn Catalog>,
     fallback: Option<Arc<dyn CatalogProvider>>,
 }
 
 impl IcebergCatalogProvider {
     /// A catalog provider showing only the catalog's namespaces.
-    pub fn new(catalog: Arc<SqliteCatalog>) -> Self {
+    pub fn new(catalog: Arc<dyn Catalog>) -> Self {
         Self {
             catalog,
             fallback: None,
@@ -97,22 +102,30 @@ impl IcebergCatalogProvider {
     }
 
     /// The Iceberg catalog.
-    pub fn catalog(&self) -> &Arc<SqliteCatalog> {
+    pub fn catalog(&self) -> &Arc<dyn Catalog> {
         &self.catalog
     }
 
     fn namespace_schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
-        let exists = self.catalog.namespace_exists(name).unwrap_or(false);
-        exists.then(|| {
-            Arc::new(IcebergSchemaProvider::new(Arc::clone(&self.catalog), name))
-                as Arc<dyn SchemaProvider>
-        })
+        let namespace = existing_namespace(&self.catalog, name).ok().flatten()?;
+        Some(Arc::new(IcebergSchemaProvider::new(
+            Arc::clone(&self.catalog),
+            namespace,
+        )))
+    }
+
+    /// Whether `name` is a namespace of the catalog (errors are the catalog's).
+    fn is_namespace(&self, name: &str) -> DFResult<bool> {
+        Ok(existing_namespace(&self.catalog, name)?.is_some())
     }
 }
 
 impl CatalogProvider for IcebergCatalogProvider {
     fn schema_names(&self) -> Vec<String> {
-        let mut names = self.catalog.list_namespaces().unwrap_or_default();
+        let mut names = block_on(namespace_names(self.catalog.as_ref()))
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
         if let Some(fallback) = &self.fallback {
             names.extend(fallback.schema_names());
             names.sort();
@@ -132,9 +145,7 @@ impl CatalogProvider for IcebergCatalogProvider {
         schema: Arc<dyn SchemaProvider>,
     ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
         match &self.fallback {
-            Some(fallback) if !self.catalog.namespace_exists(name)? => {
-                fallback.register_schema(name, schema)
-            }
+            Some(fallback) if !self.is_namespace(name)? => fallback.register_schema(name, schema),
             _ => not_impl_err!(
                 "creating schemas in the Iceberg catalog {}",
                 self.catalog.name()
@@ -148,7 +159,7 @@ impl CatalogProvider for IcebergCatalogProvider {
         cascade: bool,
     ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
         match &self.fallback {
-            Some(fallback) if !self.catalog.namespace_exists(name)? => {
+            Some(fallback) if !self.is_namespace(name)? => {
                 fallback.deregister_schema(name, cascade)
             }
             _ => not_impl_err!(
@@ -159,62 +170,101 @@ impl CatalogProvider for IcebergCatalogProvider {
     }
 }
 
-/// The tables of one namespace of a [`SqliteCatalog`], as a DataFusion schema.
+/// The namespace a schema name names, if the catalog has it; `None` also for a name that is no
+/// namespace name (an empty level).
+fn existing_namespace(catalog: &Arc<dyn Catalog>, name: &str) -> Result<Option<Namespace>> {
+    let Ok(namespace) = Namespace::parse_dotted(name) else {
+        return Ok(None);
+    };
+    let exists = block_on(catalog.namespace_exists(&namespace))??;
+    Ok(exists.then_some(namespace))
+}
+
+/// Whether the schema name `name` is a namespace of `catalog` (false when it cannot be asked).
+pub(crate) fn has_namespace(catalog: &Arc<dyn Catalog>, name: &str) -> bool {
+    existing_namespace(catalog, name).is_ok_and(|n| n.is_some())
+}
+
+/// Every namespace of `catalog` at any depth, dot-joined and sorted: the schema names. A level
+/// whose listing fails (a server that keeps no nested namespaces may refuse `parent`) is left
+/// out below the top one, whose failure is the error.
+pub(crate) async fn namespace_names(catalog: &dyn Catalog) -> Result<Vec<String>> {
+    let mut pending = catalog.list_namespaces(&Namespace::root()).await?;
+    let mut names = Vec::new();
+    while let Some(namespace) = pending.pop() {
+        if let Ok(children) = catalog.list_namespaces(&namespace).await {
+            pending.extend(children.into_iter().filter(|c| c != &namespace));
+        }
+        names.push(namespace.dotted());
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// The tables of one namespace of an Iceberg [`Catalog`], as a DataFusion schema.
 ///
-/// [`SchemaProvider::table`] loads the table from the current metadata pointer on every call,
-/// so every query plans against the latest commit.
+/// [`SchemaProvider::table`] loads the table from the catalog on every call, so every query
+/// plans against the latest commit.
 #[derive(Debug)]
 pub struct IcebergSchemaProvider {
-    catalog: Arc<SqliteCatalog>,
-    namespace: String,
+    catalog: Arc<dyn Catalog>,
+    namespace: Namespace,
 }
 
 impl IcebergSchemaProvider {
-    /// The schema of `namespace` (dot-joined) in `catalog`.
-    pub fn new(catalog: Arc<SqliteCatalog>, namespace: impl Into<String>) -> Self {
-        Self {
-            catalog,
-            namespace: namespace.into(),
-        }
+    /// The schema of `namespace` in `catalog`.
+    pub fn new(catalog: Arc<dyn Catalog>, namespace: Namespace) -> Self {
+        Self { catalog, namespace }
     }
 
-    /// The namespace, dot-joined.
-    pub fn namespace(&self) -> &str {
+    /// The namespace.
+    pub fn namespace(&self) -> &Namespace {
         &self.namespace
     }
 
+    fn ident(&self, name: &str) -> Result<TableIdent> {
+        TableIdent::new(self.namespace.clone(), name)
+    }
+
     /// A provider of the current state of `table` (named `name` in this namespace) whose
-    /// INSERT commits to the catalog row.
+    /// INSERT commits to the catalog.
     fn writable(&self, table: Table, name: &str) -> Result<IcebergTableProvider> {
-        let target = WriteTarget::sqlite(Arc::clone(&self.catalog), &self.namespace, name)?;
+        let target = WriteTarget::new(Arc::clone(&self.catalog), self.ident(name)?);
         Ok(
             IcebergTableProvider::try_new(table, SnapshotSelector::Current)?
                 .with_write_target(target),
         )
     }
 
-    /// Loads the current version of a table of this namespace; `None` when there is none.
+    /// Loads the current version of a table of this namespace; `None` when there is none. A
+    /// table the catalog has whose metadata cannot be read is the error of reading it.
     pub async fn load_table(&self, name: &str) -> Result<Option<Table>> {
-        let Some(location) = self.catalog.metadata_location(&self.namespace, name)? else {
-            return Ok(None);
-        };
-        let io: FileIO = self.catalog.io().clone();
-        Ok(Some(Table::load_metadata_file(io, location).await?))
+        let ident = self.ident(name)?;
+        match self.catalog.load_table(&ident).await {
+            Ok(table) => Ok(Some(table)),
+            Err(Error::NotFound { .. }) if !self.catalog.table_exists(&ident).await? => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn exists(&self, name: &str) -> Result<bool> {
+        let ident = self.ident(name)?;
+        block_on(self.catalog.table_exists(&ident))?
     }
 }
 
 #[async_trait]
 impl SchemaProvider for IcebergSchemaProvider {
-    /// The namespace's tables; empty when the catalog database cannot be read.
+    /// The namespace's tables; empty when the catalog cannot be read.
     fn table_names(&self) -> Vec<String> {
-        self.catalog
-            .list_tables(&self.namespace)
-            .unwrap_or_default()
+        let tables = block_on(self.catalog.list_tables(&self.namespace));
+        let tables = tables.ok().and_then(Result::ok).unwrap_or_default();
+        tables.into_iter().map(|ident| ident.name).collect()
     }
 
-    /// The table `name` (INSERT INTO commits to its catalog row); for `"t@<ref>"`, table `t` at
-    /// that ref or snapshot id; for
-    /// `"t$<relation>"`, a metadata table of `t`.
+    /// The table `name` (INSERT INTO commits to its catalog); for `"t@<ref>"`, table `t` at
+    /// that ref or snapshot id; for `"t$<relation>"`, a metadata table of `t`.
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
         if let Some(table) = self.load_table(name).await? {
             return Ok(Some(Arc::new(self.writable(table, name)?)));
@@ -231,14 +281,12 @@ impl SchemaProvider for IcebergSchemaProvider {
     }
 
     async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
-        let location = self.catalog.metadata_location(&self.namespace, name)?;
-        Ok(location.map(|_| TableType::Base))
+        let exists = self.catalog.table_exists(&self.ident(name)?).await?;
+        Ok(exists.then_some(TableType::Base))
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.catalog
-            .metadata_location(&self.namespace, name)
-            .is_ok_and(|location| location.is_some())
+        self.exists(name).unwrap_or(false)
     }
 
     /// Refused: DataFusion hands over an in-memory table synchronously, which cannot carry a
@@ -256,33 +304,34 @@ impl SchemaProvider for IcebergSchemaProvider {
         )
     }
 
-    /// `DROP TABLE`: removes the table's catalog entry (its files stay; `DROP TABLE ... PURGE`
+    /// `DROP TABLE`: removes the table from the catalog (its files stay; `DROP TABLE ... PURGE`
     /// through `icefloe::sql::sql` also deletes them). Returns an empty stand-in provider, as
     /// loading the dropped table would need IO in this synchronous call.
     fn deregister_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        match self.catalog.drop_table_entry(&self.namespace, name) {
-            Ok(_) => Ok(Some(Arc::new(EmptyTable::new(Arc::new(
+        let ident = self.ident(name)?;
+        match block_on(self.catalog.drop_table(&ident, false))? {
+            Ok(()) => Ok(Some(Arc::new(EmptyTable::new(Arc::new(
                 ArrowSchema::empty(),
             ))))),
-            Err(crate::Error::NotFound { .. }) => Ok(None),
+            Err(Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(e.into()),
         }
     }
 }
 
 /// The session's Iceberg catalogs by their DataFusion catalog name, kept as a `SessionConfig`
-/// extension by [`register_catalog`] and [`register_catalog_as_default`], so that statements
-/// DataFusion cannot plan against a catalog (`CREATE TABLE` with partitioning, CTAS, `DROP
-/// TABLE ... PURGE`, `CREATE SCHEMA`) find the [`SqliteCatalog`] behind a name (see
-/// [`crate::sql::sql`]).
+/// extension by [`attach`], [`attach_as_default`] and the SQLite shortcuts
+/// [`register_catalog`] and [`register_catalog_as_default`], so that statements DataFusion
+/// cannot plan against a catalog (`CREATE TABLE` with partitioning, CTAS, `DROP TABLE ...
+/// PURGE`, `CREATE SCHEMA`) find the [`Catalog`] behind a name (see [`crate::sql::sql`]).
 #[derive(Debug, Default, Clone)]
 pub struct IcebergCatalogs {
-    by_name: BTreeMap<String, Arc<SqliteCatalog>>,
+    by_name: BTreeMap<String, Arc<dyn Catalog>>,
 }
 
 impl IcebergCatalogs {
     /// The Iceberg catalog registered in `state` under the DataFusion catalog name `name`.
-    pub fn lookup(state: &SessionState, name: &str) -> Option<Arc<SqliteCatalog>> {
+    pub fn lookup(state: &SessionState, name: &str) -> Option<Arc<dyn Catalog>> {
         state
             .config()
             .get_extension::<IcebergCatalogs>()
@@ -290,7 +339,7 @@ impl IcebergCatalogs {
     }
 
     /// Records `catalog` under `name` in `ctx`'s configuration.
-    fn remember(ctx: &SessionContext, name: &str, catalog: &Arc<SqliteCatalog>) {
+    fn remember(ctx: &SessionContext, name: &str, catalog: &Arc<dyn Catalog>) {
         let state = ctx.state_ref();
         let mut state = state.write();
         let mut catalogs = state
@@ -305,44 +354,30 @@ impl IcebergCatalogs {
     }
 }
 
-/// Opens the SQLite catalog at `db_path` and registers it in `ctx` as the catalog
-/// `catalog_name_in_sql`, replacing any catalog of that name. Its tables are then
-/// `catalog_name_in_sql.namespace.table` in SQL.
-///
-/// The database must hold exactly one catalog name (see [`SqliteCatalog::open`]); for a
-/// database with several, open the catalog yourself and register an
-/// [`IcebergCatalogProvider`] with `ctx.register_catalog`. Table files are read through the
-/// stores registered in `ctx`, with `relocation` applied.
-pub async fn register_catalog(
-    ctx: &SessionContext,
-    catalog_name_in_sql: &str,
-    db_path: impl AsRef<Path>,
-    relocation: Relocation,
-) -> Result<Arc<SqliteCatalog>> {
-    let catalog = open_for(ctx, db_path, relocation)?;
+/// Registers `catalog` (SQLite, REST, directories, or your own [`Catalog`]) in `ctx` as the
+/// DataFusion catalog `catalog_name_in_sql`, replacing any catalog of that name. Its tables are
+/// then `catalog_name_in_sql.namespace.table` in SQL, and the DDL of [`crate::sql::sql`] works
+/// on it.
+pub fn attach(ctx: &SessionContext, catalog_name_in_sql: &str, catalog: Arc<dyn Catalog>) {
     let provider = IcebergCatalogProvider::new(Arc::clone(&catalog));
     ctx.register_catalog(catalog_name_in_sql, Arc::new(provider));
     IcebergCatalogs::remember(ctx, catalog_name_in_sql, &catalog);
-    Ok(catalog)
 }
 
-/// Like [`register_catalog`], but registers the catalog under the session's default catalog
-/// name (`datafusion.catalog.default_catalog`, normally `datafusion`), so that SQL can name
-/// tables as `namespace.table`.
+/// Like [`attach`], but registers the catalog under the session's default catalog name
+/// (`datafusion.catalog.default_catalog`, normally `datafusion`), so that SQL can name tables
+/// as `namespace.table`.
 ///
 /// The catalog it replaces stays reachable as the fallback (see
 /// [`IcebergCatalogProvider::with_fallback`]): its `public` schema, and the tables registered
 /// there with `ctx.register_table`, keep working.
 ///
-/// It also registers one DataFusion catalog per namespace (unless a catalog of that name exists),
-/// so that `namespace.table.branch_<b>` and `namespace.table.tag_<g>` read a table's refs (see the
-/// module docs).
-pub async fn register_catalog_as_default(
-    ctx: &SessionContext,
-    db_path: impl AsRef<Path>,
-    relocation: Relocation,
-) -> Result<Arc<SqliteCatalog>> {
-    let catalog = open_for(ctx, db_path, relocation)?;
+/// It also registers one DataFusion catalog per namespace (unless a catalog of that name
+/// exists), so that `namespace.table.branch_<b>` and `namespace.table.tag_<g>` read a table's
+/// refs (see the module docs).
+///
+/// Errors: the catalog's, listing its namespaces.
+pub async fn attach_as_default(ctx: &SessionContext, catalog: Arc<dyn Catalog>) -> Result<()> {
     let default_name = ctx
         .copied_config()
         .options()
@@ -355,17 +390,47 @@ pub async fn register_catalog_as_default(
     }
     ctx.register_catalog(&default_name, Arc::new(provider));
     IcebergCatalogs::remember(ctx, &default_name, &catalog);
-    register_namespace_catalogs(ctx, &catalog)?;
+    register_namespace_catalogs(ctx, &catalog).await
+}
+
+/// Opens the SQLite catalog at `db_path` and [`attach`]es it as `catalog_name_in_sql`.
+///
+/// The database must hold exactly one catalog name (see [`SqliteCatalog::open`]); for a
+/// database with several, open the catalog yourself and [`attach`] it. Table files are read
+/// through the stores registered in `ctx`, with `relocation` applied.
+pub async fn register_catalog(
+    ctx: &SessionContext,
+    catalog_name_in_sql: &str,
+    db_path: impl AsRef<Path>,
+    relocation: Relocation,
+) -> Result<Arc<SqliteCatalog>> {
+    let catalog = open_for(ctx, db_path, relocation)?;
+    attach(
+        ctx,
+        catalog_name_in_sql,
+        Arc::clone(&catalog) as Arc<dyn Catalog>,
+    );
+    Ok(catalog)
+}
+
+/// Opens the SQLite catalog at `db_path` and [`attach_as_default`]s it.
+pub async fn register_catalog_as_default(
+    ctx: &SessionContext,
+    db_path: impl AsRef<Path>,
+    relocation: Relocation,
+) -> Result<Arc<SqliteCatalog>> {
+    let catalog = open_for(ctx, db_path, relocation)?;
+    attach_as_default(ctx, Arc::clone(&catalog) as Arc<dyn Catalog>).await?;
     Ok(catalog)
 }
 
 /// Registers, for each namespace `ns` that names no catalog of `ctx` yet, the catalog `ns` whose
 /// schemas are the tables of `ns`, so that `ns.t.branch_x` resolves.
-pub(crate) fn register_namespace_catalogs(
+pub(crate) async fn register_namespace_catalogs(
     ctx: &SessionContext,
-    catalog: &Arc<SqliteCatalog>,
+    catalog: &Arc<dyn Catalog>,
 ) -> Result<()> {
-    let namespaces = catalog.list_namespaces()?;
+    let namespaces = namespace_names(catalog.as_ref()).await?;
     let state = ctx.state();
     let mut list = Arc::clone(state.catalog_list());
     if !list.is::<NamespaceAliases>() {
@@ -378,13 +443,13 @@ pub(crate) fn register_namespace_catalogs(
     let Some(aliases) = list.downcast_ref::<NamespaceAliases>() else {
         return Ok(());
     };
-    for namespace in namespaces {
-        if ctx.catalog(&namespace).is_none() {
+    for name in namespaces {
+        if ctx.catalog(&name).is_none() {
             let tables = NamespaceTablesCatalog {
                 catalog: Arc::clone(catalog),
-                namespace: namespace.clone(),
+                namespace: Namespace::parse_dotted(&name)?,
             };
-            aliases.register_alias(namespace, Arc::new(tables));
+            aliases.register_alias(name, Arc::new(tables));
         }
     }
     Ok(())
@@ -435,24 +500,26 @@ impl CatalogProviderList for NamespaceAliases {
 /// those schemas holds the table's states ([`TableRefsSchema`]).
 #[derive(Debug)]
 struct NamespaceTablesCatalog {
-    catalog: Arc<SqliteCatalog>,
-    namespace: String,
+    catalog: Arc<dyn Catalog>,
+    namespace: Namespace,
+}
+
+impl NamespaceTablesCatalog {
+    fn tables(&self) -> IcebergSchemaProvider {
+        IcebergSchemaProvider::new(Arc::clone(&self.catalog), self.namespace.clone())
+    }
 }
 
 impl CatalogProvider for NamespaceTablesCatalog {
     fn schema_names(&self) -> Vec<String> {
-        self.catalog
-            .list_tables(&self.namespace)
-            .unwrap_or_default()
+        self.tables().table_names()
     }
 
     fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
-        let location = self.catalog.metadata_location(&self.namespace, name);
-        if !matches!(location, Ok(Some(_))) {
-            return None;
-        }
-        let tables = IcebergSchemaProvider::new(Arc::clone(&self.catalog), &self.namespace);
-        Some(Arc::new(TableRefsSchema::new(Arc::new(tables), name)))
+        let tables = self.tables();
+        tables
+            .table_exist(name)
+            .then(|| Arc::new(TableRefsSchema::new(Arc::new(tables), name)) as _)
     }
 }
 

@@ -25,18 +25,17 @@
 //! is not allowed, or no runtime) it runs on a scoped helper thread with its own current-thread
 //! runtime, and the call waits for it.
 
-use std::future::Future;
 use std::sync::Arc;
 
 use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{ScalarValue, plan_err};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::logical_expr::Expr;
-use tokio::runtime::{Handle, RuntimeFlavor};
 
 use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
 use crate::provider::IcebergTableProvider;
+use crate::session::block_on;
 use crate::session::refs::selector_for_name;
 use crate::spec::{SnapshotSelector, TableMetadata};
 use crate::table::Table;
@@ -231,31 +230,6 @@ fn load(session: &dyn Session, location: &str, relocation: Relocation) -> DFResu
 }
 
 /// Runs `future` to completion from synchronous code (see the module docs for where).
-fn block_on<F>(future: F) -> DFResult<F::Output>
-where
-    F: Future + Send,
-    F::Output: Send,
-{
-    if let Ok(handle) = Handle::try_current()
-        && handle.runtime_flavor() == RuntimeFlavor::MultiThread
-    {
-        return Ok(tokio::task::block_in_place(|| handle.block_on(future)));
-    }
-    std::thread::scope(|scope| {
-        let loader = scope.spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            Ok(runtime.block_on(future))
-        });
-        loader.join().unwrap_or_else(|_| {
-            Err(DataFusionError::Execution(
-                "the thread loading the Iceberg table panicked".to_string(),
-            ))
-        })
-    })
-}
-
 #[cfg(test)]
 #[path = "functions_tests.rs"]
 mod tests;

@@ -2,7 +2,6 @@
 
 use datafusion::prelude::SessionContext;
 
-use super::*;
 use crate::sql::test_support::{ORDERS_FIRST, ORDERS_SECOND, WRITTEN_AT, error, row, warehouse};
 
 fn session() -> SessionContext {
@@ -139,11 +138,6 @@ async fn loads_inside_a_multi_threaded_runtime() {
     let ctx = session();
     let query = format!("SELECT count(*) FROM iceberg_scan({})", args("orders"));
     assert_eq!(row(&ctx, &query).await.unwrap(), [20]);
-}
-
-#[test]
-fn block_on_works_without_a_runtime() {
-    assert_eq!(block_on(async { 7 }).unwrap(), 7);
 }
 
 #[tokio::test]

@@ -73,7 +73,7 @@ use datafusion::sql::sqlparser::ast::{
     Statement as SqlStatement, Value,
 };
 
-use crate::catalog::SqliteCatalog;
+use crate::catalog::{Catalog, Namespace, TableIdent};
 use crate::session::IcebergCatalogs;
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
@@ -212,21 +212,21 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
     ctx.execute_logical_plan(plan).await
 }
 
-/// DDL on an Iceberg (SQLite) catalog, run here rather than by DataFusion.
+/// DDL on an Iceberg catalog, run here rather than by DataFusion.
 ///
 /// DataFusion plans `CREATE TABLE` and CTAS as `CreateMemoryTable`: it rejects `PARTITION BY`
 /// and table properties, runs the query itself, and hands a finished `MemTable` to the
 /// synchronous `SchemaProvider::register_table`, where neither a partition spec nor async file
 /// writes fit. So [`sql`], which parses every statement itself already, recognises these
 /// statements when they name a namespace of a catalog registered with
-/// [`crate::session::register_catalog`] or [`crate::session::register_catalog_as_default`]
+/// [`crate::session::attach`] or [`crate::session::attach_as_default`] (or the SQLite shortcuts)
 /// (found through [`crate::session::IcebergCatalogs`]) and runs them against the catalog:
 ///
 /// - `CREATE TABLE [IF NOT EXISTS] ns.t (cols) [PARTITION BY (terms)] [TBLPROPERTIES ('k' = 'v', ...)]`
 ///   and `CREATE TABLE ns.t [PARTITION BY ...] [TBLPROPERTIES ...] AS SELECT ...`: DataFusion
 ///   plans the statement without the two clauses (so column types and the query's schema are
 ///   DataFusion's own), then the table is created in the catalog
-///   ([`crate::catalog::SqliteCatalog::create_table`]) and, for CTAS, the query's rows are
+///   ([`crate::catalog::Catalog::create_table`]) and, for CTAS, the query's rows are
 ///   appended in one commit ([`crate::write::append_batches`]; if that fails the new table is
 ///   dropped again). `PARTITION BY` takes one term or a parenthesised list of terms
 ///   (`day(order_ts)`, `bucket(16, id)`, `truncate(4, name)`, `col`, ...); `'format-version'`
@@ -250,8 +250,8 @@ async fn catalog_ddl(
     };
     match inner.as_ref() {
         SqlStatement::CreateTable(create) => {
-            let Some(target) = iceberg_target(state, &create.name)? else {
-                refuse_lost_table(state, &create.name)?;
+            let Some(target) = iceberg_target(state, &create.name).await? else {
+                refuse_lost_table(state, &create.name).await?;
                 return Ok(None);
             };
             create_table(ctx, state, create, &target).await.map(Some)
@@ -263,19 +263,13 @@ async fn catalog_ddl(
             purge,
             ..
         } if names.len() == 1 => {
-            let Some(target) = iceberg_target(state, &names[0])? else {
+            let Some(target) = iceberg_target(state, &names[0]).await? else {
                 return Ok(None);
             };
-            let exists = target
-                .catalog
-                .metadata_location(&target.namespace, &target.table)?;
-            if exists.is_some() {
-                target
-                    .catalog
-                    .drop_table(&target.namespace, &target.table, *purge)
-                    .await?;
+            if target.catalog.table_exists(&target.ident).await? {
+                target.catalog.drop_table(&target.ident, *purge).await?;
             } else if !if_exists {
-                return plan_err!("table {}.{} does not exist", target.namespace, target.table);
+                return plan_err!("table {} does not exist", target.ident);
             }
             Ok(Some(done(ctx)?))
         }
@@ -296,17 +290,24 @@ async fn catalog_ddl(
             let Some(catalog) = IcebergCatalogs::lookup(state, &catalog_name) else {
                 return Ok(None);
             };
-            if catalog.namespace_exists(&namespace)? {
-                if *if_not_exists {
+            let namespace = Namespace::parse_dotted(&namespace)?;
+            let props = with.iter().chain(options).flatten();
+            match catalog
+                .create_namespace(&namespace, option_map(props))
+                .await
+            {
+                Ok(()) => {}
+                Err(crate::Error::AlreadyExists { .. }) if *if_not_exists => {
                     return Ok(Some(done(ctx)?));
                 }
-                return plan_err!("namespace {namespace} already exists");
+                Err(crate::Error::AlreadyExists { .. }) => {
+                    return plan_err!("namespace {namespace} already exists");
+                }
+                Err(e) => return Err(e.into()),
             }
-            let props = with.iter().chain(options).flatten();
-            catalog.create_namespace(&namespace, &option_map(props))?;
             if catalog_name == state.config().options().catalog.default_catalog {
                 // `ns.t.branch_x` works in the new namespace at once.
-                crate::session::register_namespace_catalogs(ctx, &catalog)?;
+                crate::session::register_namespace_catalogs(ctx, &catalog).await?;
             }
             Ok(Some(done(ctx)?))
         }
@@ -316,22 +317,26 @@ async fn catalog_ddl(
 
 /// A table name inside an Iceberg catalog's existing namespace.
 struct IcebergTarget {
-    catalog: Arc<SqliteCatalog>,
-    namespace: String,
-    table: String,
+    catalog: Arc<dyn Catalog>,
+    ident: TableIdent,
 }
 
-fn iceberg_target(state: &SessionState, name: &ObjectName) -> DFResult<Option<IcebergTarget>> {
+async fn iceberg_target(
+    state: &SessionState,
+    name: &ObjectName,
+) -> DFResult<Option<IcebergTarget>> {
     let Some((catalog, resolved)) = iceberg_catalog_of(state, name)? else {
         return Ok(None);
     };
-    if !catalog.namespace_exists(&resolved.schema)? {
+    let Ok(namespace) = Namespace::parse_dotted(&resolved.schema) else {
+        return Ok(None);
+    };
+    if !catalog.namespace_exists(&namespace).await? {
         return Ok(None);
     }
     Ok(Some(IcebergTarget {
         catalog,
-        namespace: resolved.schema.to_string(),
-        table: resolved.table.to_string(),
+        ident: TableIdent::new(namespace, resolved.table.as_ref())?,
     }))
 }
 
@@ -340,7 +345,7 @@ fn iceberg_target(state: &SessionState, name: &ObjectName) -> DFResult<Option<Ic
 fn iceberg_catalog_of(
     state: &SessionState,
     name: &ObjectName,
-) -> DFResult<Option<(Arc<SqliteCatalog>, ResolvedTableReference)>> {
+) -> DFResult<Option<(Arc<dyn Catalog>, ResolvedTableReference)>> {
     let normalize = state
         .config()
         .options()
@@ -355,11 +360,11 @@ fn iceberg_catalog_of(
 /// Refuses `CREATE TABLE` of a name in an Iceberg catalog whose namespace does not exist:
 /// DataFusion would make an in-memory table there, gone when the session ends, which is never
 /// what the user of a catalog session means.
-fn refuse_lost_table(state: &SessionState, name: &ObjectName) -> DFResult<()> {
+async fn refuse_lost_table(state: &SessionState, name: &ObjectName) -> DFResult<()> {
     let Some((catalog, resolved)) = iceberg_catalog_of(state, name)? else {
         return Ok(());
     };
-    let namespaces = catalog.list_namespaces()?;
+    let namespaces = crate::session::namespace_names(catalog.as_ref()).await?;
     let known = match namespaces.as_slice() {
         [] => "it has none yet".to_string(),
         some => format!("it has {}", some.join(", ")),
@@ -424,27 +429,24 @@ async fn create_table(
     let LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(memory)) = plan else {
         return not_impl_err!("CREATE TABLE {} planned as {}", create.name, plan.display());
     };
-    let IcebergTarget {
-        catalog,
-        namespace,
-        table,
-    } = target;
-    if catalog.metadata_location(namespace, table)?.is_some() {
+    let IcebergTarget { catalog, ident } = target;
+    if catalog.table_exists(ident).await? {
         if memory.if_not_exists {
             return done(ctx);
         }
-        return plan_err!("table {namespace}.{table} already exists");
+        return plan_err!("table {ident} already exists");
     }
     let mut creation = TableCreation::from_arrow(Arc::clone(memory.input.schema().inner()))
         .with_properties(properties);
     for term in &terms {
         creation = creation.with_partitioning(term)?;
     }
-    let created = catalog.create_table(namespace, table, &creation).await?;
+    let created = catalog.create_table(ident, &creation).await?;
     if create.query.is_some() {
         let input = DataFrame::new(state.clone(), memory.input.as_ref().clone());
-        if let Err(e) = append_query(catalog, namespace, table, &created, input).await {
-            let _ = catalog.drop_table(namespace, table, true).await;
+        let target = WriteTarget::new(Arc::clone(catalog), ident.clone());
+        if let Err(e) = append_query(&target, &created, input).await {
+            let _ = catalog.drop_table(ident, true).await;
             return Err(e);
         }
     }
@@ -452,13 +454,7 @@ async fn create_table(
 }
 
 /// Appends the rows of a CTAS query, cast to the table's Arrow schema, in one commit.
-async fn append_query(
-    catalog: &Arc<SqliteCatalog>,
-    namespace: &str,
-    table: &str,
-    created: &Table,
-    input: DataFrame,
-) -> DFResult<()> {
+async fn append_query(target: &WriteTarget, created: &Table, input: DataFrame) -> DFResult<()> {
     let schema = Arc::new(schema_to_arrow(created.metadata().current_schema())?);
     let mut batches = Vec::new();
     for batch in input.collect().await? {
@@ -476,8 +472,7 @@ async fn append_query(
     if batches.is_empty() {
         return Ok(());
     }
-    let target = WriteTarget::sqlite(Arc::clone(catalog), namespace, table)?;
-    append_batches(&target, &batches, "main").await?;
+    append_batches(target, &batches, "main").await?;
     Ok(())
 }
 

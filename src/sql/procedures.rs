@@ -30,9 +30,10 @@ use datafusion::physical_plan::streaming::PartitionStream;
 use futures::future::BoxFuture;
 use futures::stream;
 
+use crate::catalog::TableIdent;
 use crate::io::{FileIO, Relocation, StorageProperties};
 use crate::maintenance::{ExpireSnapshots, SnapshotManager};
-use crate::session::IcebergCatalogs;
+use crate::session::{IcebergCatalogs, block_on};
 use crate::spec::selection::parse_timestamp_ms;
 use crate::write::WriteTarget;
 
@@ -392,14 +393,12 @@ fn manager(session: &dyn Session, value: &ScalarValue, usage: &str) -> DFResult<
         .with_storage(StorageProperties::of_session(session.config()));
     if let Some(state) = session.as_any().downcast_ref::<SessionState>() {
         let default = &state.config_options().catalog.default_catalog;
-        if let (Some(catalog), Some((namespace, table))) = (
+        if let (Some(catalog), Some(Ok(ident))) = (
             IcebergCatalogs::lookup(state, default),
-            name.rsplit_once('.'),
-        ) && catalog.metadata_location(namespace, table)?.is_some()
+            name.contains('.').then(|| TableIdent::parse_dotted(name)),
+        ) && block_on(catalog.table_exists(&ident))??
         {
-            return Ok(SnapshotManager::new(WriteTarget::sqlite(
-                catalog, namespace, table,
-            )?));
+            return Ok(SnapshotManager::new(WriteTarget::new(catalog, ident)));
         }
     }
     Ok(SnapshotManager::new(WriteTarget::directory(&io, name)?))

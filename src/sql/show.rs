@@ -334,7 +334,7 @@ fn namespaces(state: &SessionState, like: Option<&str>) -> DFResult<RecordBatch>
     names.retain(|s| s != INFORMATION_SCHEMA && like.is_none_or(|p| matches_pattern(p, s)));
     if let Some(iceberg) = iceberg {
         names.retain(|s| {
-            iceberg.namespace_exists(s).unwrap_or(false)
+            crate::session::has_namespace(&iceberg, s)
                 || catalog
                     .schema(s)
                     .is_some_and(|schema| !schema.table_names().is_empty())
@@ -638,7 +638,7 @@ fn in_iceberg_catalog(state: &SessionState, name: &[String]) -> DFResult<bool> {
     let names = &state.config().options().catalog;
     let resolved = reference(name)?.resolve(&names.default_catalog, &names.default_schema);
     Ok(IcebergCatalogs::lookup(state, &resolved.catalog)
-        .is_some_and(|catalog| catalog.namespace_exists(&resolved.schema).unwrap_or(false)))
+        .is_some_and(|catalog| crate::session::has_namespace(&catalog, &resolved.schema)))
 }
 
 /// `SHOW CREATE TABLE`: `CREATE TABLE ns.t (...)` for a table of an Iceberg catalog,

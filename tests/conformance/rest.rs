@@ -377,3 +377,243 @@ async fn rest_failures_are_typed_errors_that_never_show_the_token() {
     );
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+/// The values of a SQL answer's first column, as text.
+async fn column_text(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    column_text_at(ctx, sql, 0).await
+}
+
+/// The values of a SQL answer's column `index`, as text.
+async fn column_text_at(ctx: &SessionContext, sql: &str, index: usize) -> Vec<String> {
+    let batches = crate::support::icefloe_sql(ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let mut out = Vec::new();
+    for batch in &batches {
+        let column = datafusion::arrow::compute::cast(
+            batch.column(index),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .unwrap();
+        let column = column
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .unwrap();
+        out.extend(column.iter().map(|v| v.unwrap_or("NULL").to_string()));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_sql_ddl_and_dml_on_a_rest_catalog_read_back_by_pyiceberg() {
+    let Some(server) = server("sql") else {
+        return;
+    };
+    let catalog = server.catalog().await;
+    let ctx = SessionContext::new();
+    icefloe::sql::register(&ctx);
+    icefloe::session::attach_as_default(&ctx, Arc::clone(&catalog))
+        .await
+        .unwrap();
+    let run = |sql: &'static str| {
+        let ctx = ctx.clone();
+        async move {
+            crate::support::icefloe_sql(&ctx, sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                .collect()
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        }
+    };
+    // One schema per namespace, named by its levels joined with dots.
+    run(r#"CREATE SCHEMA "bronze.icefloe_sql""#).await;
+    run(r#"CREATE SCHEMA IF NOT EXISTS "bronze.icefloe_sql""#).await;
+    let namespaces = column_text(&ctx, "SHOW NAMESPACES").await;
+    assert!(
+        namespaces.contains(&"bronze.icefloe_sql".to_string()),
+        "{namespaces:?}"
+    );
+    run(
+        r#"CREATE TABLE "bronze.icefloe_sql".orders (id BIGINT, region VARCHAR, amount DOUBLE)
+           PARTITION BY (region) TBLPROPERTIES ('write.format.default' = 'parquet')"#,
+    )
+    .await;
+    run(r#"INSERT INTO "bronze.icefloe_sql".orders VALUES
+           (1, 'eu', 10.5), (2, 'us', 20.0), (3, 'eu', 5.25)"#)
+    .await;
+    run(r#"INSERT INTO "bronze.icefloe_sql".orders VALUES (4, 'apac', 1.0)"#).await;
+    run(r#"CREATE TABLE "bronze.icefloe_sql".eu AS
+           SELECT id, amount FROM "bronze.icefloe_sql".orders WHERE region = 'eu'"#)
+    .await;
+    let tables = column_text_at(&ctx, r#"SHOW TABLES IN "bronze.icefloe_sql""#, 1).await;
+    let sum = column_text(
+        &ctx,
+        r#"SELECT sum(amount) FROM "bronze.icefloe_sql".orders WHERE region = 'eu'"#,
+    )
+    .await;
+    assert_eq!(sum, ["15.75"]);
+    let eu = column_text(&ctx, r#"SELECT count(*) FROM "bronze.icefloe_sql".eu"#).await;
+    assert_eq!(eu, ["2"]);
+
+    // The states of a table are tables too: the first snapshot, and its metadata tables.
+    let orders = TableIdent::new(Namespace::new(["bronze", "icefloe_sql"]).unwrap(), "orders");
+    let table = catalog.load_table(&orders.unwrap()).await.unwrap();
+    let first = table.metadata().snapshots.first().unwrap().snapshot_id;
+    let at_first = format!(r#"SELECT count(*) FROM "bronze.icefloe_sql"."orders@{first}""#);
+    assert_eq!(column_text(&ctx, &at_first).await, ["3"]);
+    let snapshots = column_text(
+        &ctx,
+        r#"SELECT count(*) FROM "bronze.icefloe_sql"."orders$snapshots""#,
+    )
+    .await;
+    assert_eq!(snapshots, ["2"]);
+    assert_eq!(tables, ["eu", "orders"]);
+
+    // PyIceberg reads what SQL wrote, through the same server.
+    let read = server.pyiceberg(&["read", "bronze.icefloe_sql.orders"]);
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        4,
+        "{read}"
+    );
+    assert!(
+        read.contains(r#""amount": 5.25, "id": 3, "region": "eu""#),
+        "{read}"
+    );
+
+    // DROP TABLE removes it from the catalog; a missing one is an error naming it.
+    run(r#"DROP TABLE "bronze.icefloe_sql".eu"#).await;
+    let eu = TableIdent::new(Namespace::new(["bronze", "icefloe_sql"]).unwrap(), "eu").unwrap();
+    assert!(!catalog.table_exists(&eu).await.unwrap());
+    let err = crate::support::icefloe_sql(&ctx, r#"DROP TABLE "bronze.icefloe_sql".eu"#)
+        .await
+        .err()
+        .unwrap();
+    assert!(err.contains("bronze.icefloe_sql.eu"), "{err}");
+    run(r#"DROP TABLE IF EXISTS "bronze.icefloe_sql".eu"#).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_cli_reaches_the_catalog_by_uri_and_by_its_pyiceberg_yaml_name() {
+    let Some(server) = server("cli") else {
+        return;
+    };
+    let ns = Namespace::new(["bronze", "icefloe_cli"]).unwrap();
+    let catalog = server.catalog().await;
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    server.pyiceberg(&["create", "bronze.icefloe_cli.t"]);
+    let cli = |args: &[&str], home: Option<&Path>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_icefloe"));
+        command.args(args);
+        command.env_remove("PYICEBERG_HOME");
+        if let Some(home) = home {
+            command.env("PYICEBERG_HOME", home);
+        }
+        let out = command.output().expect("run icefloe");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // By URI, with the token and prefix as properties.
+    let uri = format!("rest+{}", server.uri);
+    let token = format!("token={TOKEN}");
+    let (ok, out, err) = cli(
+        &[
+            "sql",
+            "--catalog",
+            &uri,
+            "--property",
+            &token,
+            "--property",
+            "prefix=dev",
+            "--format",
+            "csv",
+            r#"SELECT count(*) AS n, max(id) AS top FROM "bronze.icefloe_cli".t"#,
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().nth(1), Some("3,3"), "{out}");
+
+    // By the catalog's name in a .pyiceberg.yaml, as PyIceberg finds it; INSERT commits there.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join(".pyiceberg.yaml"),
+        format!(
+            "catalog:\n  lake:\n    type: rest\n    uri: {}\n    token: {TOKEN}\n    prefix: dev\n",
+            server.uri
+        ),
+    )
+    .unwrap();
+    let (ok, _, err) = cli(
+        &[
+            "sql",
+            "--catalog",
+            "lake",
+            r#"INSERT INTO "bronze.icefloe_cli".t VALUES (40, 'cli')"#,
+        ],
+        Some(home.path()),
+    );
+    assert!(ok, "{err}");
+    let read = server.pyiceberg(&["read", "bronze.icefloe_cli.t"]);
+    assert!(read.contains(r#"{"id": 40, "name": "cli"}"#), "{read}");
+
+    // The tree of a REST table, and maintenance through the catalog.
+    let (ok, out, err) = cli(
+        &["tree", "--catalog", "lake", "bronze.icefloe_cli.t"],
+        Some(home.path()),
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("catalog lake bronze.icefloe_cli.t"), "{out}");
+    let (ok, out, err) = cli(
+        &[
+            "tag",
+            "--catalog",
+            "lake",
+            "bronze.icefloe_cli.t",
+            "from_cli",
+        ],
+        Some(home.path()),
+    );
+    assert!(ok, "{err}\n{out}");
+    let (ok, out, err) = cli(
+        &["check", "--catalog", "lake", "bronze.icefloe_cli.t"],
+        Some(home.path()),
+    );
+    assert!(ok && out.contains("no problem found"), "{err}\n{out}");
+    let read = server.pyiceberg(&["read", "bronze.icefloe_cli.t"]);
+    assert!(read.contains(r#""ref": "from_cli""#), "{read}");
+
+    // An unknown name says where it looked; the token never shows.
+    let (ok, _, err) = cli(
+        &["sql", "--catalog", "nowhere", "SELECT 1"],
+        Some(home.path()),
+    );
+    assert!(!ok && err.contains(".pyiceberg.yaml"), "{err}");
+    let (ok, _, err) = cli(
+        &[
+            "sql",
+            "--catalog",
+            &uri,
+            "--property",
+            "prefix=dev",
+            "--property",
+            "token=lakana_pat_0123456789abcdef_WRONG-SECRET",
+            "SHOW NAMESPACES",
+        ],
+        None,
+    );
+    assert!(
+        !ok && err.contains("401") && !err.contains("WRONG-SECRET"),
+        "{err}"
+    );
+}

@@ -5,6 +5,7 @@
 //! No secret (token, client secret, vended credential) is ever part of an error or of `Debug`.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -22,6 +23,44 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const READ_TRIES: u32 = 3;
 /// A token is refreshed this long before it expires.
 const REFRESH_MARGIN: Duration = Duration::from_secs(60);
+
+/// The runtime every REST catalog's HTTP connections live on: a request goes out and its answer
+/// is read there, and the caller waits for the result. So a caller blocked in a synchronous
+/// DataFusion callback (see `crate::session`'s `block_on`) never waits for a connection task
+/// of its own runtime, whichever runtime made the connection.
+fn http_runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
+        OnceLock::new();
+    let made = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("icefloe-rest-http")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    });
+    made.as_ref().map_err(|e| Error::Catalog {
+        catalog: "REST".into(),
+        reason: format!("the runtime of the HTTP client could not be started: {e}"),
+        source: None,
+    })
+}
+
+/// Sends `request` on the [`http_runtime`] and reads the whole answer there.
+async fn exchange_on_http_runtime(
+    request: reqwest::RequestBuilder,
+) -> Result<std::result::Result<(StatusCode, bytes::Bytes), reqwest::Error>> {
+    let task = http_runtime()?.spawn(async move {
+        let response = request.send().await?;
+        let status = response.status();
+        Ok((status, response.bytes().await?))
+    });
+    task.await.map_err(|e| Error::Catalog {
+        catalog: "REST".into(),
+        reason: "the HTTP request's task failed".into(),
+        source: Some(Box::new(e)),
+    })
+}
 
 /// An answer of the catalog: its status and JSON body (`Value::Null` for none).
 #[derive(Debug)]
@@ -220,19 +259,14 @@ impl RestClient {
             reason: format!("getting an OAuth2 token from {server}: {reason}"),
             source: source.map(|e| Box::new(e.without_url()) as _),
         };
-        let response = self
+        let request = self
             .http
             .post(server)
             .header("content-type", "application/x-www-form-urlencoded")
-            .body(form)
-            .send()
-            .await
+            .body(form);
+        let (status, bytes) = exchange_on_http_runtime(request)
+            .await?
             .map_err(|e| failed("the request failed".into(), Some(e)))?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| failed("the answer could not be read".into(), Some(e)))?;
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if !status.is_success() {
             let why = body
@@ -287,9 +321,8 @@ impl RestClient {
                     .header("content-type", "application/json")
                     .body(body.to_string());
             }
-            let outcome = request.send().await;
-            let response = match outcome {
-                Ok(response) => response,
+            let (status, bytes) = match exchange_on_http_runtime(request).await? {
+                Ok(answer) => answer,
                 Err(e) if attempt < tries => {
                     drop(e);
                     tokio::time::sleep(backoff(attempt)).await;
@@ -297,7 +330,6 @@ impl RestClient {
                 }
                 Err(e) => return Err(self.network_error(&method, path, e)),
             };
-            let status = response.status();
             if status == StatusCode::UNAUTHORIZED
                 && !force_token
                 && matches!(self.auth, Auth::ClientCredentials { .. })
@@ -309,10 +341,6 @@ impl RestClient {
                 tokio::time::sleep(backoff(attempt)).await;
                 continue;
             }
-            let bytes = match response.bytes().await {
-                Ok(bytes) => bytes,
-                Err(e) => return Err(self.network_error(&method, path, e)),
-            };
             let body = match bytes.is_empty() {
                 true => Value::Null,
                 false => serde_json::from_slice(&bytes).unwrap_or_else(|_| {
