@@ -1,7 +1,8 @@
 //! Servers the tests and benches start on loopback, each through a Python launcher of
 //! `tests/interop/` that prints its port and stops the server when its standard input closes
-//! (so none outlives the process that started it): moto's S3 server (`s3.py server`) and
-//! lakana-server, a REST catalog (`rest.py server`, used by `tests/conformance/rest.rs`).
+//! (so none outlives the process that started it): moto's S3 server (`s3.py server`),
+//! lakana-server, a REST catalog (`rest.py server`, used by `tests/conformance/rest.rs`), and
+//! the REST protocol over PyIceberg's SqlCatalog (`rest_adapter.py server`, [`RestAdapter`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -76,6 +77,75 @@ pub fn spawn_server(
         .parse()
         .map_err(|_| format!("{} printed {line:?}, not a port", script.display()))?;
     Ok((port, stdin, child))
+}
+
+/// The REST catalog of `tests/interop/rest_adapter.py`: the REST protocol over PyIceberg's
+/// `SqlCatalog`, OAuth2 client credentials [`RestAdapter::CREDENTIAL`], every listing paged.
+#[allow(dead_code)] // not every user starts one
+pub struct RestAdapter {
+    pub uri: String,
+    _stdin: ChildStdin,
+    _child: Child,
+}
+
+#[allow(dead_code)]
+impl RestAdapter {
+    /// The OAuth2 client credentials the adapter accepts.
+    pub const CREDENTIAL: &str = "icefloe:s3cret";
+
+    /// Starts an adapter keeping its catalog and warehouse under `state`, with the Python of
+    /// `ICEFLOE_REST_PYTHON`; why not, when it cannot.
+    pub fn start(state: &Path) -> Result<Self, String> {
+        let python = std::env::var_os("ICEFLOE_REST_PYTHON")
+            .filter(|p| !p.is_empty())
+            .ok_or("ICEFLOE_REST_PYTHON is not set (.ci/run sets it up)")?;
+        let args = [std::ffi::OsStr::new("server"), state.as_os_str()];
+        let (port, stdin, child) = spawn_server(
+            Path::new(&python),
+            "rest_adapter.py",
+            &args,
+            Duration::from_secs(120),
+        )?;
+        Ok(Self {
+            uri: format!("http://127.0.0.1:{port}"),
+            _stdin: stdin,
+            _child: child,
+        })
+    }
+
+    /// The client properties that reach it: its uri and the credential.
+    pub fn properties(&self) -> std::collections::BTreeMap<String, String> {
+        [("uri", self.uri.as_str()), ("credential", Self::CREDENTIAL)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// A client of it named `name`.
+    pub async fn catalog(&self, name: &str) -> icefloe::catalog::RestCatalog {
+        icefloe::catalog::RestCatalog::connect(name, self.properties(), FileIO::default())
+            .await
+            .unwrap_or_else(|e| panic!("connect to the REST adapter: {e}"))
+    }
+
+    /// `GET` of one of its test endpoints (`/test/stats`), as JSON; `POST` when `post`.
+    pub fn test_endpoint(&self, path: &str, post: bool) -> serde_json::Value {
+        let address = self.uri.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address).expect("connect to the adapter");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let method = if post { "POST" } else { "GET" };
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("{path}: {answer}"))
+    }
 }
 
 impl S3 {

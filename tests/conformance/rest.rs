@@ -617,3 +617,264 @@ async fn rest_cli_reaches_the_catalog_by_uri_and_by_its_pyiceberg_yaml_name() {
         "{err}"
     );
 }
+
+/// An adapter (PyIceberg's SqlCatalog behind the REST protocol) of its own; `None` (said
+/// loudly) without the REST Python.
+fn adapter(test: &str, state: &Path) -> Option<crate::servers::RestAdapter> {
+    match crate::servers::RestAdapter::start(state) {
+        Ok(server) => Some(server),
+        Err(why) => {
+            say(&format!("rest {test}: the REST checks were NOT run: {why}"));
+            None
+        }
+    }
+}
+
+/// PyIceberg's REST client reading `table` from the adapter (`rest_adapter.py read`).
+fn pyiceberg_reads(server: &crate::servers::RestAdapter, table: &str) -> String {
+    let out = Command::new(python().unwrap())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rest_adapter.py"))
+        .args(["read", &server.uri, table])
+        .output()
+        .expect("run rest_adapter.py");
+    assert!(
+        out.status.success(),
+        "rest_adapter.py read {table}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_oauth2_tokens_are_refreshed_listings_paged_and_head_used() {
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter("oauth2", state.path()) else {
+        return;
+    };
+    let catalog = server.catalog("adapter").await;
+    // Five namespaces and three tables: the server pages by two.
+    for n in 0..5 {
+        let ns = Namespace::new([format!("ns{n}")]).unwrap();
+        catalog
+            .create_namespace(&ns, BTreeMap::new())
+            .await
+            .unwrap();
+    }
+    let listed = catalog.list_namespaces(&Namespace::root()).await.unwrap();
+    assert_eq!(listed.len(), 5, "{listed:?}");
+    let ns0 = Namespace::new(["ns0"]).unwrap();
+    for t in ["a", "b", "c"] {
+        let ident = TableIdent::new(ns0.clone(), t).unwrap();
+        catalog.create_table(&ident, &creation()).await.unwrap();
+    }
+    let tables = catalog.list_tables(&ns0).await.unwrap();
+    assert_eq!(
+        tables.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+    let nested = Namespace::new(["ns0", "inner"]).unwrap();
+    catalog
+        .create_namespace(&nested, BTreeMap::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        catalog.list_namespaces(&ns0).await.unwrap(),
+        [nested.clone()]
+    );
+    // HEAD, which the server lists among its endpoints.
+    assert!(catalog.namespace_exists(&nested).await.unwrap());
+    assert!(
+        !catalog
+            .namespace_exists(&Namespace::new(["nope"]).unwrap())
+            .await
+            .unwrap()
+    );
+    assert!(
+        catalog
+            .table_exists(&TableIdent::new(ns0.clone(), "b").unwrap())
+            .await
+            .unwrap()
+    );
+    assert!(
+        !catalog
+            .table_exists(&TableIdent::new(ns0.clone(), "z").unwrap())
+            .await
+            .unwrap()
+    );
+
+    // One token so far; the server forgets it: the next request gets a 401, a new token, and
+    // succeeds.
+    assert_eq!(
+        server.test_endpoint("/test/stats", false)["tokens-issued"],
+        1
+    );
+    server.test_endpoint("/test/revoke", true);
+    assert_eq!(catalog.list_tables(&ns0).await.unwrap().len(), 3);
+    assert_eq!(
+        server.test_endpoint("/test/stats", false)["tokens-issued"],
+        2
+    );
+
+    // A wrong secret: a typed error naming the token server, never the secret.
+    let mut properties = server.properties();
+    properties.insert("credential".into(), "icefloe:WRONG-SECRET".into());
+    let err = RestCatalog::connect("adapter", properties, FileIO::default())
+        .await
+        .unwrap_err();
+    let shown = crate::support::error_chain(&err);
+    assert!(shown.contains("OAuth2") && shown.contains("401"), "{shown}");
+    assert!(!shown.contains("WRONG-SECRET"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_tags_rollback_and_expiry_commit_through_the_catalog_and_pyiceberg_agrees() {
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter("expire", state.path()) else {
+        return;
+    };
+    let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
+    let ns = Namespace::new(["db"]).unwrap();
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    let ident = TableIdent::new(ns, "t").unwrap();
+    let table = catalog.create_table(&ident, &creation()).await.unwrap();
+    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let schema = table.metadata().current_schema().clone();
+    for first in [1, 11, 21, 31] {
+        append_batches(&target, &[batch(&schema, first..first + 3)], "main")
+            .await
+            .unwrap();
+    }
+    let snapshots: Vec<i64> = target
+        .load()
+        .await
+        .unwrap()
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    assert_eq!(snapshots.len(), 4);
+    let manager = SnapshotManager::new(target.clone());
+    manager
+        .create_tag("second", Some(snapshots[1]), None)
+        .await
+        .unwrap();
+    manager
+        .create_branch(
+            "audit",
+            Some(snapshots[2]),
+            icefloe::maintenance::BranchRetention::default(),
+        )
+        .await
+        .unwrap();
+    // Roll main back to the third snapshot, then expire the first one by id. The fourth is
+    // now on no branch, and the spec's retention expires it too (step 5 of its policy).
+    manager.rollback_to_snapshot(snapshots[2]).await.unwrap();
+    let options = icefloe::maintenance::ExpireSnapshots::new().with_snapshot_ids([snapshots[0]]);
+    let report = manager.expire_snapshots(&options).await.unwrap();
+    let mut expired = report.expired.clone();
+    expired.sort_by_key(|id| snapshots.iter().position(|s| s == id));
+    assert_eq!(expired, [snapshots[0], snapshots[3]]);
+    assert!(!report.deleted_files.is_empty(), "their manifest lists go");
+    for file in &report.deleted_files {
+        assert!(
+            !Path::new(file.trim_start_matches("file://")).exists(),
+            "{file}"
+        );
+    }
+
+    let read = pyiceberg_reads(&server, "db.t");
+    // Main is the third snapshot: 9 rows; the first and fourth are gone, the others kept.
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        9,
+        "{read}"
+    );
+    for gone in [snapshots[0], snapshots[3]] {
+        assert!(!read.contains(&format!("\"snapshot\": {gone}")), "{read}");
+    }
+    for (id, rows) in [(snapshots[1], 6), (snapshots[2], 9)] {
+        assert!(
+            read.contains(&format!("{{\"snapshot\": {id}, \"rows\": {rows}}}")),
+            "{id}: {read}"
+        );
+    }
+    assert!(
+        read.contains(&format!(
+            r#"{{"ref": "second", "type": "tag", "snapshot": {}}}"#,
+            snapshots[1]
+        )),
+        "{read}"
+    );
+    assert!(
+        read.contains(&format!(
+            r#"{{"ref": "audit", "type": "branch", "snapshot": {}}}"#,
+            snapshots[2]
+        )),
+        "{read}"
+    );
+    assert!(
+        read.contains(&format!(
+            r#"{{"ref": "main", "type": "branch", "snapshot": {}}}"#,
+            snapshots[2]
+        )),
+        "{read}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_a_transaction_over_two_tables_commits_both_or_neither() {
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter("transactions", state.path()) else {
+        return;
+    };
+    let catalog = server.catalog("adapter").await;
+    let ns = Namespace::new(["db"]).unwrap();
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    let (a, b) = (
+        TableIdent::new(ns.clone(), "a").unwrap(),
+        TableIdent::new(ns, "b").unwrap(),
+    );
+    let ta = catalog.create_table(&a, &creation()).await.unwrap();
+    let tb = catalog.create_table(&b, &creation()).await.unwrap();
+    let change = |ident: &TableIdent, table: &icefloe::Table, value: &str| {
+        icefloe::catalog::rest::TableChange {
+            ident: ident.clone(),
+            requirements: vec![TableRequirement::AssertTableUuid {
+                uuid: table.metadata().table_uuid.clone().unwrap(),
+            }],
+            updates: vec![TableUpdate::SetProperties {
+                updates: [("batch".to_string(), value.to_string())].into(),
+            }],
+        }
+    };
+    catalog
+        .commit_transaction(&[change(&a, &ta, "one"), change(&b, &tb, "one")])
+        .await
+        .unwrap();
+    for ident in [&a, &b] {
+        let loaded = catalog.load_table(ident).await.unwrap();
+        assert_eq!(loaded.metadata().property("batch"), Some("one"), "{ident}");
+    }
+    // One stale requirement: a conflict, and neither table changes.
+    let mut stale = change(&b, &tb, "two");
+    stale.requirements = vec![TableRequirement::AssertRefSnapshotId {
+        ref_name: "main".into(),
+        snapshot_id: Some(42),
+    }];
+    let err = catalog
+        .commit_transaction(&[change(&a, &ta, "two"), stale])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+    for ident in [&a, &b] {
+        let loaded = catalog.load_table(ident).await.unwrap();
+        assert_eq!(loaded.metadata().property("batch"), Some("one"), "{ident}");
+    }
+}

@@ -23,6 +23,7 @@ import os
 import socket
 import sys
 import threading
+from urllib.parse import parse_qs
 
 CLIENT_ID, CLIENT_SECRET = "icefloe", "s3cret"
 PREFIX = "adapter"
@@ -77,7 +78,7 @@ def app(state):
 
     @api.post("/v1/oauth/tokens")
     async def token(request: Request):
-        form = await request.form()
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
         if form.get("grant_type") != "client_credentials" or (form.get("client_id"), form.get("client_secret")) != (
             CLIENT_ID,
             CLIENT_SECRET,
@@ -172,7 +173,9 @@ def app(state):
 
     @api.post(base + "/namespaces/{ns}/tables")
     async def create_table(ns: str, request: Request):
-        body = CreateTableRequest.model_validate(await request.json())
+        # Optional in the OpenAPI, required (nullable) in PyIceberg's model.
+        absent = {"location": None, "partition-spec": None, "write-order": None}
+        body = CreateTableRequest.model_validate({**absent, **(await request.json())})
         ident = namespace(ns) + (body.name,)
         spec = body.partition_spec or UNPARTITIONED_PARTITION_SPEC
         order = body.write_order or UNSORTED_SORT_ORDER
