@@ -679,7 +679,7 @@ async fn rest_oauth2_tokens_are_refreshed_listings_paged_and_head_used() {
         .unwrap();
     assert_eq!(
         catalog.list_namespaces(&ns0).await.unwrap(),
-        [nested.clone()]
+        std::slice::from_ref(&nested)
     );
     // HEAD, which the server lists among its endpoints.
     assert!(catalog.namespace_exists(&nested).await.unwrap());
