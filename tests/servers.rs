@@ -93,13 +93,16 @@ impl RestAdapter {
     /// The OAuth2 client credentials the adapter accepts.
     pub const CREDENTIAL: &str = "icefloe:s3cret";
 
-    /// Starts an adapter keeping its catalog and warehouse under `state`, with the Python of
-    /// `ICEFLOE_REST_PYTHON`; why not, when it cannot.
-    pub fn start(state: &Path) -> Result<Self, String> {
+    /// Starts an adapter keeping its catalog (and, without `s3`, its warehouse) under
+    /// `state`, with the Python of `ICEFLOE_REST_PYTHON`; why not, when it cannot. With `s3`
+    /// (a moto endpoint) the warehouse is the bucket `icefloe-vended` there (which must
+    /// exist), and the adapter vends its credentials.
+    pub fn start(state: &Path, s3: Option<&str>) -> Result<Self, String> {
         let python = std::env::var_os("ICEFLOE_REST_PYTHON")
             .filter(|p| !p.is_empty())
             .ok_or("ICEFLOE_REST_PYTHON is not set (.ci/run sets it up)")?;
-        let args = [std::ffi::OsStr::new("server"), state.as_os_str()];
+        let mut args = vec![std::ffi::OsStr::new("server"), state.as_os_str()];
+        args.extend(s3.map(std::ffi::OsStr::new));
         let (port, stdin, child) = spawn_server(
             Path::new(&python),
             "rest_adapter.py",

@@ -72,7 +72,7 @@ async fn catalogs(kind: Kind) -> (Scratch, Arc<dyn Catalog>, Arc<dyn Catalog>) {
             (None, Arc::new(first), Arc::new(second))
         }
         Kind::Rest => {
-            let server = RestAdapter::start(dir.path()).expect("start the REST adapter");
+            let server = RestAdapter::start(dir.path(), None).expect("start the REST adapter");
             let (first, second) = (
                 server.catalog("rest-a").await,
                 server.catalog("rest-b").await,

@@ -621,7 +621,12 @@ async fn rest_cli_reaches_the_catalog_by_uri_and_by_its_pyiceberg_yaml_name() {
 /// An adapter (PyIceberg's SqlCatalog behind the REST protocol) of its own; `None` (said
 /// loudly) without the REST Python.
 fn adapter(test: &str, state: &Path) -> Option<crate::servers::RestAdapter> {
-    match crate::servers::RestAdapter::start(state) {
+    adapter_on(test, state, None)
+}
+
+/// [`adapter`] with its warehouse on the S3 server at `s3` (which it vends credentials of).
+fn adapter_on(test: &str, state: &Path, s3: Option<&str>) -> Option<crate::servers::RestAdapter> {
+    match crate::servers::RestAdapter::start(state, s3) {
         Ok(server) => Some(server),
         Err(why) => {
             say(&format!("rest {test}: the REST checks were NOT run: {why}"));
@@ -630,11 +635,17 @@ fn adapter(test: &str, state: &Path) -> Option<crate::servers::RestAdapter> {
     }
 }
 
-/// PyIceberg's REST client reading `table` from the adapter (`rest_adapter.py read`).
-fn pyiceberg_reads(server: &crate::servers::RestAdapter, table: &str) -> String {
+/// PyIceberg's REST client reading `table` from the adapter (`rest_adapter.py read`), with
+/// the S3 server at `s3` when the warehouse is there.
+fn pyiceberg_reads_on(
+    server: &crate::servers::RestAdapter,
+    table: &str,
+    s3: Option<&str>,
+) -> String {
     let out = Command::new(python().unwrap())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rest_adapter.py"))
         .args(["read", &server.uri, table])
+        .args(s3)
         .output()
         .expect("run rest_adapter.py");
     assert!(
@@ -643,6 +654,10 @@ fn pyiceberg_reads(server: &crate::servers::RestAdapter, table: &str) -> String 
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn pyiceberg_reads(server: &crate::servers::RestAdapter, table: &str) -> String {
+    pyiceberg_reads_on(server, table, None)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -877,4 +892,72 @@ async fn rest_a_transaction_over_two_tables_commits_both_or_neither() {
         let loaded = catalog.load_table(ident).await.unwrap();
         assert_eq!(loaded.metadata().property("batch"), Some("one"), "{ident}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_vended_credentials_reach_the_store_of_the_table() {
+    let s3 = match crate::servers::S3::start() {
+        Ok(s3) => s3,
+        Err(why) => {
+            say(&format!("rest vended: the REST checks were NOT run: {why}"));
+            return;
+        }
+    };
+    s3.create_bucket("icefloe-vended");
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter_on("vended", state.path(), Some(&s3.endpoint)) else {
+        return;
+    };
+    // The client knows the catalog only: no endpoint, no keys. Everything it reads and writes
+    // on S3 goes with what the catalog vends for the table.
+    let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
+    let ns = Namespace::new(["db"]).unwrap();
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    let ident = TableIdent::new(ns, "t").unwrap();
+    let table = catalog.create_table(&ident, &creation()).await.unwrap();
+    assert!(
+        table
+            .metadata()
+            .location
+            .starts_with("s3://icefloe-vended/")
+    );
+    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let schema = table.metadata().current_schema().clone();
+    append_batches(&target, &[batch(&schema, 1..5)], "main")
+        .await
+        .unwrap();
+
+    // SQL through a session that has no storage properties either.
+    let ctx = SessionContext::new();
+    icefloe::sql::register(&ctx);
+    icefloe::session::attach(&ctx, "lake", Arc::clone(&catalog));
+    let n = column_text(&ctx, "SELECT count(*) FROM lake.db.t").await;
+    assert_eq!(n, ["4"]);
+    crate::support::icefloe_sql(&ctx, "INSERT INTO lake.db.t VALUES (9, 'nine')")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+
+    let read = pyiceberg_reads_on(&server, "db.t", Some(&s3.endpoint));
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        5,
+        "{read}"
+    );
+    assert!(read.contains(r#"{"id": 9, "name": "nine"}"#), "{read}");
+    let loaded = catalog.load_table(&ident).await.unwrap();
+    let files = loaded.metadata().current_snapshot().unwrap();
+    assert!(
+        files
+            .manifest_list
+            .as_deref()
+            .is_some_and(|l| l.starts_with("s3://icefloe-vended/")),
+        "{:?}",
+        files.manifest_list
+    );
 }

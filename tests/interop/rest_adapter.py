@@ -13,9 +13,13 @@ invalidates, and counts the tokens it issued (`GET /test/stats`). Not part of th
 the transactions endpoint commits its tables one after another under one lock (PyIceberg's
 SqlCatalog has no multi-table commit), checking every table's requirements first.
 
-`rest_adapter.py server STATE_DIR`: starts on 127.0.0.1 on a free port, prints the port, and
-runs until its standard input closes. `rest_adapter.py read URI NS.TABLE`: PyIceberg's REST
-client reads the table (rows as sorted JSON lines, then one line per snapshot and per ref).
+`rest_adapter.py server STATE_DIR [S3_ENDPOINT]`: starts on 127.0.0.1 on a free port, prints
+the port, and runs until its standard input closes. With S3_ENDPOINT (moto, tests/interop/s3.py)
+the warehouse is `s3://icefloe-vended/wh` there, and the server vends the store's credentials
+to clients that ask (`X-Iceberg-Access-Delegation: vended-credentials`) as the
+`storage-credentials` of each loaded table, as Polaris and Lakekeeper do; its own clients
+(PyIceberg inside) use them too. `rest_adapter.py read URI NS.TABLE [S3_ENDPOINT]`: PyIceberg's
+REST client reads the table (rows as sorted JSON lines, then one line per snapshot and per ref).
 """
 
 import json
@@ -36,7 +40,20 @@ def free_port():
         return s.getsockname()[1]
 
 
-def app(state):
+VENDED_BUCKET = "icefloe-vended"
+
+
+def s3_properties(endpoint):
+    return {
+        "s3.endpoint": endpoint,
+        "s3.access-key-id": "testing",
+        "s3.secret-access-key": "testing",
+        "s3.region": "us-east-1",
+        "s3.path-style-access": "true",
+    }
+
+
+def app(state, s3_endpoint=None):
     from fastapi import FastAPI, Request, Response
     from fastapi.responses import JSONResponse
     from pyiceberg import exceptions as ex
@@ -48,7 +65,12 @@ def app(state):
     from pyiceberg.table.update import AssertCreate
 
     os.makedirs(os.path.join(state, "wh"), exist_ok=True)
-    catalog = SqlCatalog("adapter", uri=f"sqlite:///{state}/catalog.db", warehouse=f"file://{state}/wh")
+    if s3_endpoint:
+        vended = s3_properties(s3_endpoint)
+        warehouse = f"s3://{VENDED_BUCKET}/wh"
+    else:
+        vended, warehouse = {}, f"file://{state}/wh"
+    catalog = SqlCatalog("adapter", uri=f"sqlite:///{state}/catalog.db", warehouse=warehouse, **vended)
     api = FastAPI()
     tokens = {"issued": 0, "valid": set()}
     lock = threading.Lock()
@@ -164,12 +186,16 @@ def app(state):
         chunk, token = page([{"namespace": list(t[:-1]), "name": t[-1]} for t in found], request)
         return {"identifiers": chunk, "next-page-token": token}
 
-    def loaded(table, snapshots="all"):
+    def loaded(table, snapshots="all", request=None):
         metadata = json.loads(table.metadata.model_dump_json(by_alias=True, exclude_none=True))
         if snapshots == "refs":
             wanted = {r["snapshot-id"] for r in (metadata.get("refs") or {}).values()}
             metadata["snapshots"] = [s for s in metadata.get("snapshots", []) if s["snapshot-id"] in wanted]
-        return {"metadata-location": table.metadata_location, "metadata": metadata, "config": {}}
+        out = {"metadata-location": table.metadata_location, "metadata": metadata, "config": {}}
+        delegation = request.headers.get("x-iceberg-access-delegation", "") if request else ""
+        if vended and "vended-credentials" in delegation:
+            out["storage-credentials"] = [{"prefix": f"s3://{VENDED_BUCKET}/", "config": vended}]
+        return out
 
     @api.post(base + "/namespaces/{ns}/tables")
     async def create_table(ns: str, request: Request):
@@ -183,16 +209,16 @@ def app(state):
             if catalog.table_exists(ident):
                 raise ex.TableAlreadyExistsError(f"Table {'.'.join(ident)} already exists")
             staged = catalog._create_staged_table(ident, body.table_schema, body.location, spec, order, body.properties)
-            out = loaded(staged)
+            out = loaded(staged, request=request)
             out.pop("metadata-location")
             return out
         table = catalog.create_table(ident, body.table_schema, body.location, spec, order, body.properties)
-        return loaded(table)
+        return loaded(table, request=request)
 
     @api.get(base + "/namespaces/{ns}/tables/{name}")
     def load_table(ns: str, name: str, request: Request):
         table = catalog.load_table(namespace(ns) + (name,))
-        return loaded(table, request.query_params.get("snapshots", "all"))
+        return loaded(table, request.query_params.get("snapshots", "all"), request)
 
     @api.head(base + "/namespaces/{ns}/tables/{name}")
     def table_exists(ns: str, name: str):
@@ -210,7 +236,7 @@ def app(state):
     @api.post(base + "/namespaces/{ns}/register")
     async def register_table(ns: str, request: Request):
         body = RegisterTableRequest.model_validate({"overwrite": False, **(await request.json())})
-        return loaded(catalog.register_table(namespace(ns) + (body.name,), body.metadata_location))
+        return loaded(catalog.register_table(namespace(ns) + (body.name,), body.metadata_location), request=request)
 
     @api.post(base + "/tables/rename")
     async def rename_table(request: Request):
@@ -265,11 +291,11 @@ def app(state):
     return api
 
 
-def server(state):
+def server(state, s3_endpoint=None):
     import uvicorn
 
     port = free_port()
-    config = uvicorn.Config(app(state), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(app(state, s3_endpoint), host="127.0.0.1", port=port, log_level="warning")
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
@@ -283,10 +309,11 @@ def server(state):
     thread.join(timeout=10)
 
 
-def read(uri, name):
+def read(uri, name, s3_endpoint=None):
     from pyiceberg.catalog import load_catalog
 
-    catalog = load_catalog("adapter", type="rest", uri=uri, credential=f"{CLIENT_ID}:{CLIENT_SECRET}")
+    storage = s3_properties(s3_endpoint) if s3_endpoint else {}
+    catalog = load_catalog("adapter", type="rest", uri=uri, credential=f"{CLIENT_ID}:{CLIENT_SECRET}", **storage)
     table = catalog.load_table(name)
     for line in sorted(json.dumps(r, sort_keys=True) for r in table.scan().to_arrow().to_pylist()):
         print(line)
