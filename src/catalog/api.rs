@@ -137,6 +137,25 @@ pub trait Catalog: Debug + Send + Sync {
     /// [`TableCreation::metadata`].
     async fn create_table(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table>;
 
+    /// The table [`Catalog::create_table`] would make, not yet created: its first metadata (at
+    /// the location the catalog gives it) and the IO to write its first files with. A create
+    /// transaction ([`Transaction::create`](crate::transaction::Transaction::create)) then
+    /// makes the table and its first snapshot in one commit (`assert-create`, built from
+    /// [`TableMetadata::creation_updates`](crate::spec::TableMetadata::creation_updates)):
+    /// nothing is visible before it, so `CREATE TABLE ... AS SELECT` is atomic. The staged
+    /// table has no metadata file (its `metadata_location` is empty).
+    ///
+    /// Errors: those of [`Catalog::create_table`] (the checks are repeated by the commit);
+    /// [`Error::Unsupported`](crate::Error::Unsupported) where the catalog cannot stage a
+    /// creation (the default).
+    async fn stage_create(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table> {
+        let _ = creation;
+        Err(crate::Error::Unsupported(format!(
+            "staging the creation of table {ident} in catalog {}",
+            self.name()
+        )))
+    }
+
     /// Registers an existing metadata file as the table `ident` (no file is written).
     ///
     /// Errors: [`Error::AlreadyExists`](crate::Error::AlreadyExists); the errors of reading the

@@ -465,6 +465,20 @@ impl Catalog for DirectoryCatalog {
         self.create(ident, metadata).await
     }
 
+    async fn stage_create(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table> {
+        let location = self.table_location(ident)?;
+        if !self.namespace_exists(&ident.namespace).await? {
+            return Err(self.namespace_not_found(&ident.namespace));
+        }
+        if self.is_table(&location).await? {
+            return Err(self.exists(ident));
+        }
+        Ok(Table::staged(
+            self.io.clone(),
+            creation.metadata(&location)?,
+        ))
+    }
+
     async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
         Err(Error::Unsupported(format!(
             "registering {metadata_location} as {ident}: a directory catalog's table is its \

@@ -928,6 +928,21 @@ impl Catalog for SqliteCatalog {
         SqliteCatalog::create_table(self, &dotted(&ident.namespace)?, &ident.name, creation).await
     }
 
+    async fn stage_create(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table> {
+        let namespace = dotted(&ident.namespace)?;
+        if !self.namespace_exists(&namespace)? {
+            return Err(self.namespace_not_found(&namespace));
+        }
+        if self.metadata_location(&namespace, &ident.name)?.is_some() {
+            return Err(self.exists_error(&namespace, &ident.name));
+        }
+        let location = self.default_table_location(&namespace, &ident.name)?;
+        Ok(Table::staged(
+            self.io.clone(),
+            creation.metadata(&location)?,
+        ))
+    }
+
     async fn register_table(&self, ident: &TableIdent, metadata_location: &str) -> Result<Table> {
         self.register_table_at(&dotted(&ident.namespace)?, &ident.name, metadata_location)
             .await

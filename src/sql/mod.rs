@@ -75,9 +75,10 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::catalog::{Catalog, Namespace, TableIdent};
 use crate::session::IcebergCatalogs;
+use crate::spec::DataFile;
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
-use crate::write::{TableCreation, WriteTarget, append_batches};
+use crate::write::{AppendWriter, TableCreation, WriteTarget, append_batches, create_with_files};
 
 pub use dialect::{IcebergDialect, parse_statements};
 pub use factory::IcebergTableFactory;
@@ -226,9 +227,11 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
 ///   and `CREATE TABLE ns.t [PARTITION BY ...] [TBLPROPERTIES ...] AS SELECT ...`: DataFusion
 ///   plans the statement without the two clauses (so column types and the query's schema are
 ///   DataFusion's own), then the table is created in the catalog
-///   ([`crate::catalog::Catalog::create_table`]) and, for CTAS, the query's rows are
-///   appended in one commit ([`crate::write::append_batches`]; if that fails the new table is
-///   dropped again). `PARTITION BY` takes one term or a parenthesised list of terms
+///   ([`crate::catalog::Catalog::create_table`]). CTAS is one commit that creates the table with
+///   the query's rows ([`crate::catalog::Catalog::stage_create`], then
+///   [`Transaction::create`]): until it, nobody sees the table, and a failed query leaves
+///   none. A catalog that cannot stage gets the table created, then the rows appended (a
+///   failed append drops the table again). `PARTITION BY` takes one term or a parenthesised list of terms
 ///   (`day(order_ts)`, `bucket(16, id)`, `truncate(4, name)`, `col`, ...); `'format-version'`
 ///   among the properties sets the format version (`WITH (...)` and `OPTIONS (...)` work as
 ///   `TBLPROPERTIES`).
@@ -441,21 +444,58 @@ async fn create_table(
     for term in &terms {
         creation = creation.with_partitioning(term)?;
     }
-    let created = catalog.create_table(ident, &creation).await?;
-    if create.query.is_some() {
-        let input = DataFrame::new(state.clone(), memory.input.as_ref().clone());
-        let target = WriteTarget::new(Arc::clone(catalog), ident.clone());
-        if let Err(e) = append_query(&target, &created, input).await {
-            let _ = catalog.drop_table(ident, true).await;
-            return Err(e);
+    if create.query.is_none() {
+        catalog.create_table(ident, &creation).await?;
+        return done(ctx);
+    }
+    let input = DataFrame::new(state.clone(), memory.input.as_ref().clone());
+    match catalog.stage_create(ident, &creation).await {
+        Ok(staged) => {
+            let batches = query_batches(&staged, input).await?;
+            let files = write_files(&staged, &batches).await?;
+            create_with_files(Arc::clone(catalog), ident.clone(), staged, files).await?;
         }
+        // A catalog that cannot stage: create, then append; a failed append drops the table.
+        Err(crate::Error::Unsupported(_)) => {
+            let created = catalog.create_table(ident, &creation).await?;
+            let target = WriteTarget::new(Arc::clone(catalog), ident.clone());
+            let appended = match query_batches(&created, input).await {
+                Ok(batches) if batches.is_empty() => Ok(()),
+                Ok(batches) => append_batches(&target, &batches, "main").await.map(drop),
+                Err(e) => Err(e.into()),
+            };
+            if let Err(e) = appended {
+                let _ = catalog.drop_table(ident, true).await;
+                return Err(e.into());
+            }
+        }
+        Err(e) => return Err(e.into()),
     }
     done(ctx)
 }
 
-/// Appends the rows of a CTAS query, cast to the table's Arrow schema, in one commit.
-async fn append_query(target: &WriteTarget, created: &Table, input: DataFrame) -> DFResult<()> {
-    let schema = Arc::new(schema_to_arrow(created.metadata().current_schema())?);
+/// The data files of `batches` written for `staged`; none are left when writing fails.
+async fn write_files(
+    staged: &Table,
+    batches: &[RecordBatch],
+) -> crate::Result<Vec<(i32, DataFile)>> {
+    if batches.is_empty() {
+        return Ok(Vec::new());
+    }
+    let metadata = staged.metadata();
+    let mut writer = AppendWriter::new(staged.io(), metadata, metadata.current_schema())?;
+    for batch in batches {
+        if let Err(e) = writer.write(batch).await {
+            writer.abort().await;
+            return Err(e);
+        }
+    }
+    writer.finish().await
+}
+
+/// The rows of a CTAS query, cast to the table's Arrow schema (empty batches left out).
+async fn query_batches(table: &Table, input: DataFrame) -> DFResult<Vec<RecordBatch>> {
+    let schema = Arc::new(schema_to_arrow(table.metadata().current_schema())?);
     let mut batches = Vec::new();
     for batch in input.collect().await? {
         if batch.num_rows() == 0 {
@@ -469,11 +509,7 @@ async fn append_query(target: &WriteTarget, created: &Table, input: DataFrame) -
             .collect::<Result<Vec<_>, _>>()?;
         batches.push(RecordBatch::try_new(Arc::clone(&schema), columns)?);
     }
-    if batches.is_empty() {
-        return Ok(());
-    }
-    append_batches(target, &batches, "main").await?;
-    Ok(())
+    Ok(batches)
 }
 
 /// The terms of `PARTITION BY term` or `PARTITION BY (term, ...)`, as text.

@@ -168,6 +168,12 @@ impl Table {
         Self::found(io, found.as_deref(), metadata_location, metadata, current)
     }
 
+    /// A table that is not created yet: its first metadata, with no metadata file (see
+    /// [`crate::catalog::Catalog::stage_create`]).
+    pub fn staged(io: FileIO, metadata: TableMetadata) -> Self {
+        Self::from_parts(io, String::new(), Arc::new(metadata))
+    }
+
     /// A table from metadata already in hand (the result of a commit: current, not moved).
     pub fn from_parts(io: FileIO, metadata_location: String, metadata: Arc<TableMetadata>) -> Self {
         Self {

@@ -39,6 +39,12 @@
 //! After success the manifest lists of lost attempts are deleted; after a final failure every
 //! file the actions wrote is; after [`Error::CommitStateUnknown`] nothing is deleted (the commit
 //! may have happened) and the error is returned as it is.
+//!
+//! A create transaction ([`Transaction::create`], on a table [`Catalog::stage_create`] staged)
+//! makes the table and the actions' changes in one commit: its requirement is `assert-create`
+//! alone, its updates the table's [`TableMetadata::creation_updates`] and then the actions'.
+//! It is never retried: losing the race means another writer created the table
+//! ([`Error::AlreadyExists`]).
 
 mod actions;
 mod producer;
@@ -148,6 +154,8 @@ pub struct Transaction {
     ident: TableIdent,
     base: Table,
     actions: Vec<Box<dyn Action>>,
+    /// Whether the commit creates the table (see [`Transaction::create`]).
+    creates: bool,
 }
 
 impl Transaction {
@@ -165,6 +173,18 @@ impl Transaction {
             ident,
             base,
             actions: Vec::new(),
+            creates: false,
+        }
+    }
+
+    /// A transaction that creates the table `ident` of `catalog` from `staged` (what
+    /// [`Catalog::stage_create`] returned) together with its actions, in one commit (see the
+    /// module docs): `CREATE TABLE ... AS SELECT` writes its data files for the staged table
+    /// and commits them with the table.
+    pub fn create(catalog: Arc<dyn Catalog>, ident: TableIdent, staged: Table) -> Self {
+        Self {
+            creates: true,
+            ..Self::on(catalog, ident, staged)
         }
     }
 
@@ -233,6 +253,9 @@ impl Transaction {
     }
 
     async fn commit_loop(&mut self) -> Result<Table> {
+        if self.creates {
+            return self.commit_create().await;
+        }
         let start = Arc::clone(self.base.metadata());
         let policy = RetryPolicy::of(&start)?;
         let name = self.ident.to_string();
@@ -331,6 +354,40 @@ impl Transaction {
             updates.extend(changes.updates);
         }
         Ok((first_of_each(requirements), updates))
+    }
+
+    /// The one attempt of a create transaction.
+    async fn commit_create(&mut self) -> Result<Table> {
+        let staged = Arc::clone(self.base.metadata());
+        // Not retried, but a table whose retry settings are unreadable is refused as every
+        // later commit to it would be.
+        RetryPolicy::of(&staged)?;
+        let name = self.ident.to_string();
+        let context = CommitContext {
+            io: self.base.io(),
+            table: &name,
+            now_ms: crate::catalog::now_ms(),
+        };
+        for action in &mut self.actions {
+            action.stage(&context, &staged).await?;
+        }
+        let mut updates = staged.creation_updates();
+        let mut preview = staged.as_ref().clone();
+        for action in &mut self.actions {
+            let changes = action.changes(&context, &preview).await?;
+            preview = preview.apply(&changes.updates, &ApplyContext::new(context.now_ms))?;
+            updates.extend(changes.updates);
+        }
+        let created = self
+            .catalog
+            .commit_table(&self.ident, &[TableRequirement::AssertCreate], &updates)
+            .await;
+        match created {
+            Err(Error::CommitConflict { .. }) => Err(Error::AlreadyExists {
+                what: format!("table {} (created by another writer first)", self.ident),
+            }),
+            other => other,
+        }
     }
 
     fn written(&self) -> Vec<String> {

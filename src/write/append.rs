@@ -66,6 +66,33 @@ pub async fn commit_files(
     }
 }
 
+/// Creates the table `ident` of `catalog` from `staged` (see
+/// [`Catalog::stage_create`](crate::catalog::Catalog::stage_create)) with `files` (written by
+/// an [`AppendWriter`] for it) as its first snapshot, in one commit
+/// ([`Transaction::create`](crate::transaction::Transaction::create)). When the commit fails the
+/// files are deleted (best effort), as by [`commit_files`].
+pub async fn create_with_files(
+    catalog: Arc<dyn crate::catalog::Catalog>,
+    ident: crate::catalog::TableIdent,
+    staged: Table,
+    files: Vec<(i32, DataFile)>,
+) -> Result<Table> {
+    let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
+    let io = staged.io().clone();
+    let mut create = crate::transaction::Transaction::create(catalog, ident, staged);
+    if !files.is_empty() {
+        create = create.fast_append(files);
+    }
+    match create.commit().await {
+        Ok(table) => Ok(table),
+        Err(e @ Error::CommitStateUnknown { .. }) => Err(e),
+        Err(e) => {
+            delete_all(&io, &paths).await;
+            Err(e)
+        }
+    }
+}
+
 /// One open data file: the partition tuple its rows share.
 struct OpenFile {
     tuple: Vec<Option<Literal>>,

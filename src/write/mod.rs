@@ -30,7 +30,7 @@ pub use crate::table::{
 };
 pub use crate::transaction::WriteTarget;
 pub use append::append_batches;
-pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files};
+pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files, create_with_files};
 pub use data_file::{DataFileWriter, WriterOptions};
 pub use fanout::split_by_partition;
 pub use sink::{IcebergSink, OnCommit};

@@ -18,7 +18,7 @@ use icefloe::catalog::{Catalog, DirectoryCatalog, Namespace, SqliteCatalog, Tabl
 use icefloe::spec::{NestedField, PrimitiveType, Schema, TableRequirement, TableUpdate};
 use icefloe::to_arrow::schema_to_arrow;
 use icefloe::transaction::Transaction;
-use icefloe::write::AppendWriter;
+use icefloe::write::{AppendWriter, create_with_files};
 use icefloe::{Error, FileIO, Table, TableCreation};
 
 use crate::servers::RestAdapter;
@@ -495,4 +495,71 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
             }
         })
         .collect()
+}
+
+#[tokio::test]
+async fn a_staged_table_appears_with_its_first_rows_in_one_commit() {
+    for kind in kinds("a_staged_table_appears_with_its_first_rows_in_one_commit") {
+        let (_scratch, a, b) = catalogs(kind).await;
+        a.create_namespace(&namespace(&["db"]), BTreeMap::new())
+            .await
+            .expect("namespace");
+        let t = ident(&["db"], "ctas");
+        let staged = a.stage_create(&t, &creation()).await.expect("stage");
+        let other = b.stage_create(&t, &creation()).await.expect("stage again");
+        assert!(
+            !b.table_exists(&t).await.expect("exists"),
+            "{kind:?}: staged is not created"
+        );
+        assert_eq!(staged.metadata_location(), "");
+
+        // Two writers stage the same name and both write rows: one commit creates the table
+        // with its rows, the other loses and its data files are deleted.
+        let files = |table: &Table, ids: &[i64]| {
+            let (table, ids) = (table.clone(), ids.to_vec());
+            async move {
+                let schema = table.metadata().current_schema().clone();
+                let arrow = Arc::new(schema_to_arrow(&schema).expect("arrow schema"));
+                let batch = RecordBatch::try_new(arrow, vec![Arc::new(Int64Array::from(ids))])
+                    .expect("batch");
+                let mut writer =
+                    AppendWriter::new(table.io(), table.metadata(), &schema).expect("writer");
+                writer.write(&batch).await.expect("write");
+                writer.finish().await.expect("finish")
+            }
+        };
+        let first = files(&staged, &[1, 2, 3]).await;
+        let second = files(&other, &[7]).await;
+        let lost_file = local(&second[0].1.file_path);
+        let created = create_with_files(Arc::clone(&a), t.clone(), staged, first)
+            .await
+            .expect("create with rows");
+        assert_eq!(total_records(&created), 3, "{kind:?}");
+        assert_eq!(created.metadata().snapshots.len(), 1);
+        let lost = create_with_files(Arc::clone(&b), t.clone(), other, second)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(lost, Error::AlreadyExists { .. }),
+            "{kind:?}: {lost}"
+        );
+        assert!(
+            !lost_file.exists(),
+            "{kind:?}: the loser's data file is deleted"
+        );
+
+        let seen = b.load_table(&t).await.expect("load");
+        assert_eq!(seen.metadata().table_uuid, created.metadata().table_uuid);
+        assert_eq!(total_records(&seen), 3, "{kind:?}");
+        let again = a.stage_create(&t, &creation()).await;
+        assert!(
+            matches!(again, Err(Error::AlreadyExists { .. })),
+            "{kind:?}: {again:?}"
+        );
+        let nowhere = a.stage_create(&ident(&["nope"], "t"), &creation()).await;
+        assert!(
+            matches!(nowhere, Err(Error::NotFound { .. })),
+            "{kind:?}: {nowhere:?}"
+        );
+    }
 }

@@ -961,3 +961,69 @@ async fn rest_vended_credentials_reach_the_store_of_the_table() {
         files.manifest_list
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_create_table_as_select_is_one_commit_through_stage_create() {
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter("ctas", state.path()) else {
+        return;
+    };
+    let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
+    let ctx = SessionContext::new();
+    icefloe::sql::register(&ctx);
+    icefloe::session::attach_as_default(&ctx, Arc::clone(&catalog))
+        .await
+        .unwrap();
+    for sql in [
+        "CREATE SCHEMA db",
+        "CREATE TABLE db.picked PARTITION BY (kind) AS \
+         SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (3, 'a')) AS v(id, kind)",
+    ] {
+        crate::support::icefloe_sql(&ctx, sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    // The table was created with its rows: one metadata file, one snapshot, nothing logged
+    // before it.
+    let ident = TableIdent::parse_dotted("db.picked").unwrap();
+    let table = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(table.metadata().snapshots.len(), 1);
+    assert!(
+        table.metadata().metadata_log.is_empty(),
+        "{:?}",
+        table.metadata().metadata_log
+    );
+    assert_eq!(
+        table
+            .metadata()
+            .default_partition_spec()
+            .unwrap()
+            .fields
+            .len(),
+        1
+    );
+    let read = pyiceberg_reads(&server, "db.picked");
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        3,
+        "{read}"
+    );
+    assert!(read.contains(r#"{"id": 2, "kind": "b"}"#), "{read}");
+
+    // A query that fails leaves no table.
+    let failed = crate::support::icefloe_sql(
+        &ctx,
+        "CREATE TABLE db.never AS SELECT CAST(x AS INT) AS id FROM (VALUES ('1'), ('no')) AS v(x)",
+    )
+    .await;
+    let failed = match failed {
+        Ok(frame) => frame.collect().await.map(drop).map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    assert!(failed.is_err(), "{failed:?}");
+    let never = TableIdent::parse_dotted("db.never").unwrap();
+    assert!(!catalog.table_exists(&never).await.unwrap());
+}

@@ -245,16 +245,25 @@ impl RestCatalog {
     /// the server sent it, read through the catalog's IO with the table's own storage
     /// configuration and vended credentials on top.
     fn table_of(&self, ident: &TableIdent, body: &Value) -> Result<Table> {
+        self.table_in(ident, body, false)
+    }
+
+    /// [`Self::table_of`]; a `staged` answer (of a `stage-create`) has no metadata location.
+    fn table_in(&self, ident: &TableIdent, body: &Value, staged: bool) -> Result<Table> {
         let corrupt = |reason: &str| {
             Error::corrupt(
                 format!("the answer for {}", self.table_label(ident)),
                 reason.to_string(),
             )
         };
-        let location = body
-            .get("metadata-location")
-            .and_then(Value::as_str)
-            .ok_or_else(|| corrupt("has no metadata-location"))?;
+        let location = match (
+            body.get("metadata-location").and_then(Value::as_str),
+            staged,
+        ) {
+            (_, true) => "",
+            (Some(location), false) => location,
+            (None, false) => return Err(corrupt("has no metadata-location")),
+        };
         let metadata = body
             .get("metadata")
             .ok_or_else(|| corrupt("has no metadata"))?;
@@ -651,6 +660,32 @@ impl Catalog for RestCatalog {
                 error_message(&answer),
             )),
             _ => Err(self.catalog_error(&format!("creating table {ident}"), &answer)),
+        }
+    }
+
+    /// `POST .../tables` with `stage-create`: the server names the location (and may vend
+    /// credentials for it) and creates nothing. A server that refuses to stage (400, 406,
+    /// 422, 501: lakana-server says "not implemented" with a 400) is
+    /// [`Error::Unsupported`], so that callers fall back to creating first.
+    async fn stage_create(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table> {
+        let body = create_request(&ident.name, creation, true)?;
+        let path = format!("{}/tables", self.namespace_path(&ident.namespace));
+        let answer = self
+            .client
+            .send(Method::POST, &path, &[], Some(&body))
+            .await?;
+        match answer.status.as_u16() {
+            200..=299 => self.table_in(ident, &answer.body, true),
+            409 => Err(Error::AlreadyExists {
+                what: self.table_label(ident),
+            }),
+            404 => Err(self.namespace_missing(&ident.namespace)),
+            400 | 406 | 422 | 501 => Err(Error::Unsupported(format!(
+                "staging the creation of {}: {}",
+                self.table_label(ident),
+                error_message(&answer)
+            ))),
+            _ => Err(self.catalog_error(&format!("staging table {ident}"), &answer)),
         }
     }
 
