@@ -660,6 +660,32 @@ fn pyiceberg_reads(server: &crate::servers::RestAdapter, table: &str) -> String 
     pyiceberg_reads_on(server, table, None)
 }
 
+/// DuckDB's iceberg extension attached to the adapter as `lake`: each query's rows as one JSON
+/// line; `None` (said loudly) without the interop Python (`ICEFLOE_PYTHON`).
+fn duckdb_reads(server: &crate::servers::RestAdapter, queries: &[&str]) -> Option<Vec<String>> {
+    let Some(python) = std::env::var_os("ICEFLOE_PYTHON").filter(|p| !p.is_empty()) else {
+        say("rest duckdb: the DuckDB REST checks were NOT run: ICEFLOE_PYTHON is not set");
+        return None;
+    };
+    let out = Command::new(python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rest_adapter.py"))
+        .args(["duckdb", &server.uri])
+        .args(queries)
+        .output()
+        .expect("run rest_adapter.py duckdb");
+    assert!(
+        out.status.success(),
+        "DuckDB over REST: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_oauth2_tokens_are_refreshed_listings_paged_and_head_used() {
     let state = tempfile::tempdir().unwrap();
@@ -742,7 +768,7 @@ async fn rest_oauth2_tokens_are_refreshed_listings_paged_and_head_used() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rest_tags_rollback_and_expiry_commit_through_the_catalog_and_pyiceberg_agrees() {
+async fn rest_tags_rollback_and_expiry_commit_through_the_catalog_and_pyiceberg_and_duckdb_agree() {
     let state = tempfile::tempdir().unwrap();
     let Some(server) = adapter("expire", state.path()) else {
         return;
@@ -799,6 +825,15 @@ async fn rest_tags_rollback_and_expiry_commit_through_the_catalog_and_pyiceberg_
             !Path::new(file.trim_start_matches("file://")).exists(),
             "{file}"
         );
+    }
+
+    // DuckDB, attached to the same catalog, agrees: main, the tag's snapshot, and the sums.
+    let at = |id: i64| format!("SELECT count(*), sum(id) FROM lake.db.t AT (VERSION => {id})");
+    if let Some(answers) = duckdb_reads(
+        &server,
+        &["SELECT count(*), sum(id) FROM lake.db.t", &at(snapshots[1])],
+    ) {
+        assert_eq!(answers, ["[[9, 108]]", "[[6, 42]]"], "{answers:?}");
     }
 
     let read = pyiceberg_reads(&server, "db.t");

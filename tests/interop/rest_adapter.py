@@ -20,8 +20,11 @@ to clients that ask (`X-Iceberg-Access-Delegation: vended-credentials`) as the
 `storage-credentials` of each loaded table, as Polaris and Lakekeeper do; its own clients
 (PyIceberg inside) use them too. `rest_adapter.py read URI NS.TABLE [S3_ENDPOINT]`: PyIceberg's
 REST client reads the table (rows as sorted JSON lines, then one line per snapshot and per ref).
+`rest_adapter.py duckdb URI QUERY...`: DuckDB's iceberg extension attached to the catalog as
+`lake` runs each query (one JSON line of rows each).
 """
 
+import base64
 import json
 import os
 import socket
@@ -101,10 +104,11 @@ def app(state, s3_endpoint=None):
     @api.post("/v1/oauth/tokens")
     async def token(request: Request):
         form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
-        if form.get("grant_type") != "client_credentials" or (form.get("client_id"), form.get("client_secret")) != (
-            CLIENT_ID,
-            CLIENT_SECRET,
-        ):
+        client = (form.get("client_id"), form.get("client_secret"))
+        basic = request.headers.get("authorization", "")
+        if basic.startswith("Basic "):  # client_secret_basic (RFC 6749 2.3.1), as DuckDB sends
+            client = tuple(base64.b64decode(basic[6:]).decode().split(":", 1))
+        if form.get("grant_type") != "client_credentials" or client != (CLIENT_ID, CLIENT_SECRET):
             return JSONResponse({"error": "invalid_client", "error_description": "unknown client"}, status_code=401)
         tokens["issued"] += 1
         value = f"adapter-token-{tokens['issued']}"
@@ -324,9 +328,34 @@ def read(uri, name, s3_endpoint=None):
         print(json.dumps({"ref": ref, "type": str(value.snapshot_ref_type), "snapshot": value.snapshot_id}))
 
 
+def duckdb_sql(uri, *queries):
+    """DuckDB (its iceberg, avro and httpfs extensions from their PyPI packages: DuckDB's own
+    INSTALL downloads from its site, which this network does not reach) attaches the catalog
+    at URI as `lake` with the adapter's OAuth2 client credentials, runs each query and prints
+    its rows as one JSON line. Runs in the interop virtualenv (ICEFLOE_PYTHON)."""
+    import glob
+
+    import duckdb
+    import duckdb_extension_avro
+    import duckdb_extension_httpfs
+    import duckdb_extension_iceberg
+
+    con = duckdb.connect()
+    for module in (duckdb_extension_avro, duckdb_extension_httpfs, duckdb_extension_iceberg):
+        (path,) = glob.glob(f"{os.path.dirname(module.__file__)}/extensions/*/*.duckdb_extension")
+        con.execute(f"LOAD '{path}'")
+    con.execute(
+        f"CREATE SECRET adapter (TYPE iceberg, CLIENT_ID '{CLIENT_ID}', CLIENT_SECRET '{CLIENT_SECRET}', "
+        f"OAUTH2_SERVER_URI '{uri}/v1/oauth/tokens')"
+    )
+    con.execute(f"ATTACH '' AS lake (TYPE iceberg, ENDPOINT '{uri}', SECRET adapter)")
+    for query in queries:
+        print(json.dumps([list(row) for row in con.execute(query).fetchall()], default=str))
+
+
 def main(argv):
     command, *args = argv
-    {"server": server, "read": read}[command](*args)
+    {"server": server, "read": read, "duckdb": duckdb_sql}[command](*args)
 
 
 if __name__ == "__main__":
