@@ -985,7 +985,24 @@ async fn rest_vended_credentials_reach_the_store_of_the_table() {
         "{read}"
     );
     assert!(read.contains(r#"{"id": 9, "name": "nine"}"#), "{read}");
+    // No secret in EXPLAIN, in Debug, or in an error.
+    const VENDED_SECRET: &str = "vended-secret-never-printed";
+    let explained = column_text_at(&ctx, "EXPLAIN SELECT * FROM lake.db.t WHERE id > 2", 1).await;
+    assert!(!explained.concat().contains(VENDED_SECRET), "{explained:?}");
+    assert!(!format!("{catalog:?}").contains(VENDED_SECRET));
+    let ghost = TableIdent::parse_dotted("db.ghost").unwrap();
+    let err = catalog.load_table(&ghost).await.unwrap_err();
+    assert!(!crate::support::error_chain(&err).contains(VENDED_SECRET));
+
+    // Each load brings the catalog's newest credentials (a new session token each time here),
+    // so each statement reads with credentials that have not expired.
     let loaded = catalog.load_table(&ident).await.unwrap();
+    let token = |t: &icefloe::Table| t.io().storage().get("s3.session-token").map(String::from);
+    let again = catalog.load_table(&ident).await.unwrap();
+    assert!(token(&loaded).is_some());
+    assert_ne!(token(&loaded), token(&again));
+    assert!(!format!("{:?}", again.io()).contains(VENDED_SECRET));
+    assert_eq!(count(&again).await, 5);
     let files = loaded.metadata().current_snapshot().unwrap();
     assert!(
         files
@@ -1061,4 +1078,111 @@ async fn rest_create_table_as_select_is_one_commit_through_stage_create() {
     assert!(failed.is_err(), "{failed:?}");
     let never = TableIdent::parse_dotted("db.never").unwrap();
     assert!(!catalog.table_exists(&never).await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_a_lost_commit_answer_is_an_unknown_outcome_that_keeps_the_files() {
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter("lost answer", state.path()) else {
+        return;
+    };
+    let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
+    let ns = Namespace::new(["db"]).unwrap();
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    let ident = TableIdent::new(ns, "t").unwrap();
+    let table = catalog.create_table(&ident, &creation()).await.unwrap();
+    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let schema = table.metadata().current_schema().clone();
+    // The server commits, then answers 503: the client cannot know, says so, and deletes
+    // nothing (the files are the table's now).
+    server.test_endpoint("/test/fail-next-commit", true);
+    let err = append_batches(&target, &[batch(&schema, 1..4)], "main")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::CommitStateUnknown { .. }), "{err}");
+    let loaded = catalog.load_table(&ident).await.unwrap();
+    assert_eq!(
+        count(&loaded).await,
+        3,
+        "the commit happened and its files are there"
+    );
+    append_batches(&target, &[batch(&schema, 4..5)], "main")
+        .await
+        .unwrap();
+    let read = pyiceberg_reads(&server, "db.t");
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        4,
+        "{read}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_refs_loading_mode_reads_the_refs_and_writes_with_every_snapshot() {
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter("refs mode", state.path()) else {
+        return;
+    };
+    let mut properties = server.properties();
+    properties.insert("snapshot-loading-mode".into(), "refs".into());
+    let catalog: Arc<dyn Catalog> = Arc::new(
+        RestCatalog::connect("adapter", properties, FileIO::default())
+            .await
+            .unwrap(),
+    );
+    let ns = Namespace::new(["db"]).unwrap();
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    let ident = TableIdent::new(ns, "t").unwrap();
+    let table = catalog.create_table(&ident, &creation()).await.unwrap();
+    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let schema = table.metadata().current_schema().clone();
+    for first in [1, 11, 21] {
+        append_batches(&target, &[batch(&schema, first..first + 2)], "main")
+            .await
+            .unwrap();
+    }
+    let all = catalog.load_table_for_write(&ident).await.unwrap();
+    let ids: Vec<i64> = all
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    assert_eq!(ids.len(), 3);
+    SnapshotManager::new(target.clone())
+        .create_tag("first", Some(ids[0]), None)
+        .await
+        .unwrap();
+    // Reads get the snapshots of main and the tag only, and answer as before.
+    let refs = catalog.load_table(&ident).await.unwrap();
+    let mut got: Vec<i64> = refs
+        .metadata()
+        .snapshots
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
+    got.sort();
+    let mut wanted = vec![ids[0], ids[2]];
+    wanted.sort();
+    assert_eq!(got, wanted);
+    assert_eq!(count(&refs).await, 6);
+    // Writes build on every snapshot: the next append's parent is main's head, and the table
+    // keeps its whole history.
+    append_batches(&target, &[batch(&schema, 31..32)], "main")
+        .await
+        .unwrap();
+    let all = catalog.load_table_for_write(&ident).await.unwrap();
+    assert_eq!(all.metadata().snapshots.len(), 4);
+    let read = pyiceberg_reads(&server, "db.t");
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"rows\"")).count(),
+        4,
+        "{read}"
+    );
 }

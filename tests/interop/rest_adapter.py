@@ -30,6 +30,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from urllib.parse import parse_qs
 
 CLIENT_ID, CLIENT_SECRET = "icefloe", "s3cret"
@@ -46,11 +47,15 @@ def free_port():
 VENDED_BUCKET = "icefloe-vended"
 
 
-def s3_properties(endpoint):
+# What the adapter vends (moto takes any key); tests look for it where no secret may be.
+VENDED_SECRET = "vended-secret-never-printed"
+
+
+def s3_properties(endpoint, secret="testing"):
     return {
         "s3.endpoint": endpoint,
         "s3.access-key-id": "testing",
-        "s3.secret-access-key": "testing",
+        "s3.secret-access-key": secret,
         "s3.region": "us-east-1",
         "s3.path-style-access": "true",
     }
@@ -69,13 +74,13 @@ def app(state, s3_endpoint=None):
 
     os.makedirs(os.path.join(state, "wh"), exist_ok=True)
     if s3_endpoint:
-        vended = s3_properties(s3_endpoint)
+        vended = s3_properties(s3_endpoint, VENDED_SECRET)
         warehouse = f"s3://{VENDED_BUCKET}/wh"
     else:
         vended, warehouse = {}, f"file://{state}/wh"
     catalog = SqlCatalog("adapter", uri=f"sqlite:///{state}/catalog.db", warehouse=warehouse, **vended)
     api = FastAPI()
-    tokens = {"issued": 0, "valid": set()}
+    tokens = {"issued": 0, "valid": set(), "loads": 0, "fail-next-commit": False}
     lock = threading.Lock()
 
     def error(status, kind, message):
@@ -122,7 +127,13 @@ def app(state, s3_endpoint=None):
 
     @api.get("/test/stats")
     def stats():
-        return {"tokens-issued": tokens["issued"]}
+        return {"tokens-issued": tokens["issued"], "vended-loads": tokens["loads"]}
+
+    @api.post("/test/fail-next-commit")
+    def fail_next_commit():
+        """The next table commit is made, and then answered with a 503: the answer lost."""
+        tokens["fail-next-commit"] = True
+        return {}
 
     @api.get("/v1/config")
     def config():
@@ -198,7 +209,12 @@ def app(state, s3_endpoint=None):
         out = {"metadata-location": table.metadata_location, "metadata": metadata, "config": {}}
         delegation = request.headers.get("x-iceberg-access-delegation", "") if request else ""
         if vended and "vended-credentials" in delegation:
-            out["storage-credentials"] = [{"prefix": f"s3://{VENDED_BUCKET}/", "config": vended}]
+            # A new short-lived session token with every load, as a vending catalog gives.
+            tokens["loads"] += 1
+            config = dict(vended)
+            config["s3.session-token"] = f"session-{tokens['loads']}"
+            config["s3.session-token-expires-at-ms"] = str(int(time.time() * 1000) + 3_600_000)
+            out["storage-credentials"] = [{"prefix": f"s3://{VENDED_BUCKET}/", "config": config}]
         return out
 
     @api.post(base + "/namespaces/{ns}/tables")
@@ -275,7 +291,11 @@ def app(state, s3_endpoint=None):
         body = await request.json()
         body.setdefault("identifier", {"namespace": list(namespace(ns)), "name": name})
         with lock:
-            return commit(body, namespace(ns) + (name,))
+            done = commit(body, namespace(ns) + (name,))
+            if tokens["fail-next-commit"]:
+                tokens["fail-next-commit"] = False
+                return error(503, "ServiceUnavailableException", "the commit's answer was lost")
+            return done
 
     @api.post(base + "/transactions/commit")
     async def commit_transaction(request: Request):

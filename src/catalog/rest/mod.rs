@@ -5,7 +5,8 @@
 //!   `overrides` over them (`prefix`, `uri`, storage properties), and the `endpoints` it serves
 //!   (HEAD requests are used only where it lists them).
 //! - Namespaces (multi-level, joined by the unit separator 0x1F in paths) and tables, with
-//!   paging; tables load with `snapshots=all`.
+//!   paging; tables load with `snapshots=all` (`refs` with `snapshot-loading-mode=refs`, for
+//!   reads only).
 //! - Commits are `POST .../tables/{t}` with the requirements and updates as JSON; `POST
 //!   .../transactions/commit` when a change spans tables ([`RestCatalog::commit_transaction`]).
 //!   409 is [`Error::CommitConflict`] (the transaction retries it); a 5xx, a timeout or a lost
@@ -299,6 +300,20 @@ impl RestCatalog {
             location.to_string(),
             Arc::new(metadata),
         ))
+    }
+
+    /// `GET .../tables/{t}?snapshots=<snapshots>`.
+    async fn load(&self, ident: &TableIdent, snapshots: &str) -> Result<Table> {
+        let query = [("snapshots", snapshots.to_string())];
+        let answer = self
+            .client
+            .send(Method::GET, &self.table_path(ident), &query, None)
+            .await?;
+        match answer.status {
+            s if s.is_success() => self.table_of(ident, &answer.body),
+            StatusCode::NOT_FOUND => Err(self.table_missing(ident)),
+            _ => Err(self.catalog_error(&format!("loading table {ident}"), &answer)),
+        }
     }
 
     /// Commits changes to several tables at once (`POST /v1/{prefix}/transactions/commit`):
@@ -629,17 +644,33 @@ impl Catalog for RestCatalog {
         .await
     }
 
+    /// Loads with `snapshots=refs` when the catalog's `snapshot-loading-mode` (Java's
+    /// property) is `refs`: only the snapshots branches and tags point at come, which is all a
+    /// query of the current state or a ref needs, and less to send for a long history. Time
+    /// travel to another snapshot then fails to find it; writes and maintenance always load
+    /// every snapshot ([`Catalog::load_table_for_write`]).
     async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
-        let query = [("snapshots", "all".to_string())];
-        let answer = self
-            .client
-            .send(Method::GET, &self.table_path(ident), &query, None)
-            .await?;
-        match answer.status {
-            s if s.is_success() => self.table_of(ident, &answer.body),
-            StatusCode::NOT_FOUND => Err(self.table_missing(ident)),
-            _ => Err(self.catalog_error(&format!("loading table {ident}"), &answer)),
-        }
+        let refs_only = self
+            .properties
+            .get("snapshot-loading-mode")
+            .is_some_and(|mode| mode.eq_ignore_ascii_case("refs"));
+        self.load(ident, if refs_only { "refs" } else { "all" })
+            .await
+    }
+
+    /// Always the whole table: a commit builds on every snapshot, also when reads load the
+    /// refs' snapshots only (`known` may be such a read).
+    async fn refresh(&self, ident: &TableIdent, known: &Table) -> Result<Option<Table>> {
+        let current = self.load(ident, "all").await?;
+        let same = current.metadata_location() == known.metadata_location()
+            && current.metadata().snapshots.len() == known.metadata().snapshots.len();
+        Ok((!same).then_some(current))
+    }
+
+    async fn load_table_for_write(&self, ident: &TableIdent) -> Result<Table> {
+        let table = self.load(ident, "all").await?;
+        table.ensure_writable()?;
+        Ok(table)
     }
 
     async fn create_table(&self, ident: &TableIdent, creation: &TableCreation) -> Result<Table> {
