@@ -1065,6 +1065,33 @@ async fn rest_create_table_as_select_is_one_commit_through_stage_create() {
     );
     assert!(read.contains(r#"{"id": 2, "kind": "b"}"#), "{read}");
 
+    // The maintenance functions work on a REST table too: expire all but the newest
+    // snapshot, then tag it; PyIceberg sees both.
+    for sql in [
+        "INSERT INTO db.picked VALUES (4, 'b')",
+        "SELECT * FROM iceberg_expire_snapshots('db.picked', 99999999999999, 1)",
+        "SELECT * FROM iceberg_create_tag('db.picked', 'kept')",
+    ] {
+        crate::support::icefloe_sql(&ctx, sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let read = pyiceberg_reads(&server, "db.picked");
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"rows\"")).count(),
+        1,
+        "{read}"
+    );
+    assert!(read.contains(r#""ref": "kept", "type": "tag""#), "{read}");
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        4,
+        "{read}"
+    );
+
     // A query that fails leaves no table.
     let failed = crate::support::icefloe_sql(
         &ctx,
