@@ -13,6 +13,17 @@
 //! (`s3://bucket.p1a2b3c4d5e6f7a8b`): two tables of one bucket with different credentials never
 //! share a store, and a store an application registers under the plain `s3://bucket` is used as
 //! it is.
+//!
+//! S3 keys given as properties (`s3.access-key-id`, `s3.secret-access-key`,
+//! `s3.session-token`: what a REST catalog vends, new with every load of a table) are not part
+//! of what picks the store: they are the store's current credentials, and properties that bring
+//! newer ones for the same store replace them in place. So a table loaded again with fresh
+//! vended credentials keeps its one store (no new store, connection pool and registration per
+//! statement), and every request from then on, also of a statement already running, signs with
+//! the newest credentials. What does pick the store besides the bucket and the other
+//! properties is the credential's scope ([`CREDENTIAL_SCOPE`], set by the REST catalog to the
+//! prefix the credentials were vended for): tables whose credentials are scoped to their own
+//! locations never share a store.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,6 +34,22 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::ObjectStore;
 
 use crate::error::{Error, Result};
+
+/// A property naming what the credentials among the properties are for (a REST catalog's
+/// `storage-credentials` prefix, or the table's location): stores of different scopes are never
+/// shared, while a later set of credentials of the same scope replaces the earlier one.
+pub const CREDENTIAL_SCOPE: &str = "icefloe.credential-scope";
+
+/// The S3 properties that are credentials: they rotate, and do not pick the store.
+const S3_CREDENTIAL_KEYS: [&str; 7] = [
+    "s3.access-key-id",
+    "s3.secret-access-key",
+    "s3.session-token",
+    "s3.session-token-expires-at-ms",
+    "client.access-key-id",
+    "client.secret-access-key",
+    "client.session-token",
+];
 
 /// Storage configuration: Iceberg FileIO properties (`s3.endpoint`, `s3.region`,
 /// `s3.access-key-id`, `s3.secret-access-key`, `s3.session-token`, `s3.path-style-access`,
@@ -35,7 +62,8 @@ use crate::error::{Error, Result};
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct StorageProperties {
     properties: BTreeMap<String, String>,
-    fingerprint: u64,
+    /// A hash of the properties but the S3 credentials: which store they pick.
+    shape: u64,
 }
 
 impl fmt::Debug for StorageProperties {
@@ -62,17 +90,21 @@ impl StorageProperties {
     }
 
     fn from_map(properties: BTreeMap<String, String>) -> Self {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        properties.hash(&mut hasher);
-        let fingerprint = if properties.is_empty() {
-            0
-        } else {
-            hasher.finish()
+        let hash = |pairs: &mut dyn Iterator<Item = (&String, &String)>| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            let mut any = false;
+            for pair in pairs {
+                pair.hash(&mut hasher);
+                any = true;
+            }
+            if any { hasher.finish() } else { 0 }
         };
-        Self {
-            properties,
-            fingerprint,
-        }
+        let shape = hash(
+            &mut properties
+                .iter()
+                .filter(|(k, _)| !S3_CREDENTIAL_KEYS.contains(&k.as_str())),
+        );
+        Self { properties, shape }
     }
 
     /// These properties with `other`'s on top (`other` wins on a shared key).
@@ -121,9 +153,10 @@ impl StorageProperties {
         config.with_extension(Arc::new(self))
     }
 
-    /// A hash of every key and value (0 for none): which stores these properties share.
-    pub(crate) fn fingerprint(&self) -> u64 {
-        self.fingerprint
+    /// A hash of every key and value but the S3 credentials (0 for none): which store these
+    /// properties pick (see the module docs).
+    pub(crate) fn shape(&self) -> u64 {
+        self.shape
     }
 }
 
@@ -135,10 +168,11 @@ pub(crate) fn is_file_io_key(key: &str) -> bool {
         .any(|prefix| key.starts_with(prefix))
 }
 
-/// Whether `key` configures a store: a FileIO property or one of `object_store`'s own keys
-/// (`aws_*`, `google_*`, `azure_*`).
+/// Whether `key` configures a store: a FileIO property, one of `object_store`'s own keys
+/// (`aws_*`, `google_*`, `azure_*`), or [`CREDENTIAL_SCOPE`].
 pub(crate) fn is_store_key(key: &str) -> bool {
-    is_file_io_key(key)
+    key == CREDENTIAL_SCOPE
+        || is_file_io_key(key)
         || ["aws_", "google_", "azure_"]
             .iter()
             .any(|prefix| key.starts_with(prefix))
@@ -162,7 +196,7 @@ pub(crate) fn cloud_store(
     store: &str,
     properties: &StorageProperties,
 ) -> Result<Option<(ObjectStoreUrl, Arc<dyn ObjectStore>)>> {
-    type Cache = Mutex<BTreeMap<(String, u64), (ObjectStoreUrl, Arc<dyn ObjectStore>)>>;
+    type Cache = Mutex<BTreeMap<(String, u64), Built>>;
     static STORES: LazyLock<Cache> = LazyLock::new(Default::default);
 
     let Some((scheme, authority)) = store.split_once("://") else {
@@ -171,15 +205,107 @@ pub(crate) fn cloud_store(
     if !is_cloud_scheme(scheme) {
         return Ok(None);
     }
-    let key = (store.to_string(), properties.fingerprint());
+    let key = (store.to_string(), properties.shape());
     if let Some(found) = STORES.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(Some(found.clone()));
+        if let Some(rotating) = &found.credentials {
+            rotating.update(store, properties)?;
+        }
+        return Ok(Some((found.url.clone(), Arc::clone(&found.store))));
     }
     let built = build(scheme, authority, store, properties)?;
-    let url = registry_url(scheme, authority, properties.fingerprint())?;
+    let built = Built {
+        url: registry_url(scheme, authority, properties.shape())?,
+        store: built.0,
+        credentials: built.1,
+    };
     let mut stores = STORES.lock().unwrap_or_else(|e| e.into_inner());
-    let entry = stores.entry(key).or_insert((url, built));
-    Ok(Some(entry.clone()))
+    let entry = stores.entry(key).or_insert(built);
+    if let Some(rotating) = &entry.credentials {
+        rotating.update(store, properties)?;
+    }
+    Ok(Some((entry.url.clone(), Arc::clone(&entry.store))))
+}
+
+/// A store of the process cache, and its credentials when they rotate.
+struct Built {
+    url: ObjectStoreUrl,
+    store: Arc<dyn ObjectStore>,
+    credentials: Option<Arc<RotatingS3Credential>>,
+}
+
+/// The S3 credentials given as properties, replaced in place by newer ones (see the module
+/// docs). Its `Debug` shows none of them.
+#[derive(Default)]
+pub(crate) struct RotatingS3Credential {
+    #[cfg(feature = "aws")]
+    current: std::sync::RwLock<Option<Arc<object_store::aws::AwsCredential>>>,
+}
+
+impl fmt::Debug for RotatingS3Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RotatingS3Credential(..)")
+    }
+}
+
+impl RotatingS3Credential {
+    /// Takes the credentials of `properties` when they differ from the current ones (none
+    /// there leaves them as they are).
+    #[cfg(feature = "aws")]
+    fn update(&self, store: &str, properties: &StorageProperties) -> Result<()> {
+        let Some(next) = s3_credential(store, properties)? else {
+            return Ok(());
+        };
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        if current.as_deref() != Some(&next) {
+            *current = Some(Arc::new(next));
+        }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "aws"))]
+    fn update(&self, _: &str, _: &StorageProperties) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "aws")]
+#[async_trait::async_trait]
+impl object_store::CredentialProvider for RotatingS3Credential {
+    type Credential = object_store::aws::AwsCredential;
+
+    async fn get_credential(&self) -> object_store::Result<Arc<Self::Credential>> {
+        let current = self.current.read().unwrap_or_else(|e| e.into_inner());
+        current.clone().ok_or_else(|| object_store::Error::Generic {
+            store: "S3",
+            source: "no credentials were given".into(),
+        })
+    }
+}
+
+/// The S3 key pair (and session token) among `properties`; `None` without a key pair.
+#[cfg(feature = "aws")]
+fn s3_credential(
+    store: &str,
+    properties: &StorageProperties,
+) -> Result<Option<object_store::aws::AwsCredential>> {
+    let get = |a: &str, b: &str| properties.get(a).or_else(|| properties.get(b));
+    let key_id = get("s3.access-key-id", "client.access-key-id");
+    let secret = get("s3.secret-access-key", "client.secret-access-key");
+    let token = get("s3.session-token", "client.session-token");
+    match (key_id, secret) {
+        (Some(key_id), Some(secret)) => Ok(Some(object_store::aws::AwsCredential {
+            key_id: key_id.to_string(),
+            secret_key: secret.to_string(),
+            token: token.map(str::to_string),
+        })),
+        (None, None) if token.is_none() => Ok(None),
+        _ => Err(bad_property(
+            store,
+            "s3.access-key-id",
+            "s3.access-key-id and s3.secret-access-key go together (with s3.session-token, \
+             if any)",
+        )),
+    }
 }
 
 /// The URL a built store is registered under: its scheme, and a host made of the bucket (or
@@ -200,16 +326,19 @@ fn registry_url(scheme: &str, authority: &str, fingerprint: u64) -> Result<Objec
     })
 }
 
+/// The store, and the credentials that rotate in it (S3 keys given as properties).
+type BuiltStore = (Arc<dyn ObjectStore>, Option<Arc<RotatingS3Credential>>);
+
 fn build(
     scheme: &str,
     authority: &str,
     store: &str,
     properties: &StorageProperties,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<BuiltStore> {
     match scheme {
         "s3" | "s3a" => s3(store, properties),
-        "gs" => gcs(authority, store, properties),
-        _ => azure(scheme, authority, store, properties),
+        "gs" => Ok((gcs(authority, store, properties)?, None)),
+        _ => Ok((azure(scheme, authority, store, properties)?, None)),
     }
 }
 
@@ -291,7 +420,7 @@ fn retry(store: &str, properties: &StorageProperties) -> Result<object_store::Re
 }
 
 #[cfg(feature = "aws")]
-fn s3(store: &str, properties: &StorageProperties) -> Result<Arc<dyn ObjectStore>> {
+fn s3(store: &str, properties: &StorageProperties) -> Result<BuiltStore> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 
     let mut config: Vec<(&str, String)> = Vec::new();
@@ -306,9 +435,8 @@ fn s3(store: &str, properties: &StorageProperties) -> Result<Arc<dyn ObjectStore
                 "endpoint"
             }
             "s3.region" | "client.region" => "region",
-            "s3.access-key-id" | "client.access-key-id" => "access_key_id",
-            "s3.secret-access-key" | "client.secret-access-key" => "secret_access_key",
-            "s3.session-token" | "client.session-token" => "token",
+            // The key pair and token go to the rotating credential below.
+            key if S3_CREDENTIAL_KEYS.contains(&key) => continue,
             "s3.path-style-access" => {
                 let path_style = boolean(store, key, value)?;
                 config.push(("virtual_hosted_style_request", (!path_style).to_string()));
@@ -390,12 +518,21 @@ fn s3(store: &str, properties: &StorageProperties) -> Result<Arc<dyn ObjectStore
             .map_err(|e| bad_property(store, key, format_args!("{e}")))?;
         builder = builder.with_config(parsed, value);
     }
+    let rotating = match s3_credential(store, properties)? {
+        Some(_) => {
+            let rotating = Arc::new(RotatingS3Credential::default());
+            rotating.update(store, properties)?;
+            builder = builder.with_credentials(Arc::clone(&rotating) as _);
+            Some(rotating)
+        }
+        None => None,
+    };
     let built = builder.build().map_err(|e| build_error(store, e))?;
-    Ok(Arc::new(built))
+    Ok((Arc::new(built), rotating))
 }
 
 #[cfg(not(feature = "aws"))]
-fn s3(store: &str, _: &StorageProperties) -> Result<Arc<dyn ObjectStore>> {
+fn s3(store: &str, _: &StorageProperties) -> Result<BuiltStore> {
     Err(not_built(store, "aws"))
 }
 
@@ -571,12 +708,74 @@ mod tests {
         let a = StorageProperties::from_pairs([("s3.region", "a")]);
         let b = StorageProperties::from_pairs([("s3.region", "a")]);
         let c = StorageProperties::from_pairs([("s3.region", "c")]);
-        assert_eq!(a.fingerprint(), b.fingerprint());
-        assert_ne!(a.fingerprint(), c.fingerprint());
-        assert_eq!(StorageProperties::new().fingerprint(), 0);
+        assert_eq!(a.shape(), b.shape());
+        assert_ne!(a.shape(), c.shape());
+        assert_eq!(StorageProperties::new().shape(), 0);
         let merged = a.merged(&c);
         assert_eq!(merged.get("s3.region"), Some("c"));
         assert_eq!(merged, c);
+        // The S3 key pair does not pick the store; the scope it is vended for does.
+        let keys = |id: &str, scope: &str| {
+            StorageProperties::from_pairs([
+                ("s3.region", "a"),
+                ("s3.access-key-id", id),
+                ("s3.secret-access-key", "s"),
+                (CREDENTIAL_SCOPE, scope),
+            ])
+        };
+        assert_eq!(
+            keys("one", "s3://b/t1").shape(),
+            keys("two", "s3://b/t1").shape()
+        );
+        assert_ne!(
+            keys("one", "s3://b/t1").shape(),
+            keys("one", "s3://b/t2").shape()
+        );
+    }
+
+    #[cfg(feature = "aws")]
+    #[tokio::test]
+    async fn s3_credentials_rotate_in_one_store() {
+        use object_store::CredentialProvider;
+        let vended = |token: &str| {
+            StorageProperties::from_pairs([
+                ("s3.endpoint", "http://127.0.0.1:1"),
+                ("s3.region", "us-east-1"),
+                ("s3.access-key-id", "AKIA"),
+                ("s3.secret-access-key", "secret"),
+                ("s3.session-token", token),
+                (CREDENTIAL_SCOPE, "s3://rotating/t"),
+            ])
+        };
+        let (url1, one) = cloud_store("s3://rotating", &vended("t1"))
+            .unwrap()
+            .unwrap();
+        let (url2, two) = cloud_store("s3://rotating", &vended("t2"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(url1, url2);
+        assert!(Arc::ptr_eq(&one, &two), "new credentials, the same store");
+        let rotating = RotatingS3Credential::default();
+        rotating.update("s3://r", &vended("t1")).unwrap();
+        rotating
+            .update("s3://r", &StorageProperties::new())
+            .unwrap();
+        let got = rotating.get_credential().await.unwrap();
+        assert_eq!(
+            got.token.as_deref(),
+            Some("t1"),
+            "no keys: the current ones stay"
+        );
+        rotating.update("s3://r", &vended("t2")).unwrap();
+        let got = rotating.get_credential().await.unwrap();
+        assert_eq!(
+            (got.key_id.as_str(), got.token.as_deref()),
+            ("AKIA", Some("t2"))
+        );
+        assert!(!format!("{rotating:?}").contains("secret"));
+        let half = StorageProperties::from_pairs([("s3.access-key-id", "AKIA")]);
+        let err = cloud_store("s3://rotating-half", &half).err().unwrap();
+        assert!(err.to_string().contains("s3.secret-access-key"), "{err}");
     }
 
     #[test]

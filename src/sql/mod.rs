@@ -229,10 +229,11 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
 ///   DataFusion's own), then the table is created in the catalog
 ///   ([`crate::catalog::Catalog::create_table`]). CTAS is one commit that creates the table with
 ///   the query's rows ([`crate::catalog::Catalog::stage_create`], then
-///   [`Transaction::create`]): until it, nobody sees the table, and a failed query leaves
-///   none. A catalog that cannot stage gets the table created, then the rows appended (a
-///   failed append drops the table again). `PARTITION BY` takes one term or a parenthesised list of terms
-///   (`day(order_ts)`, `bucket(16, id)`, `truncate(4, name)`, `col`, ...); `'format-version'`
+///   [`crate::transaction::Transaction::create`]): until it, nobody sees the table, and a
+///   failed query leaves none. A catalog that cannot stage gets the table created, then the
+///   rows appended (a failed append drops the table again). `PARTITION BY` takes one term or a
+///   parenthesised list of terms (`day(order_ts)`, `bucket(16, id)`, `truncate(4, name)`,
+///   `col`, ...); `'format-version'`
 ///   among the properties sets the format version (`WITH (...)` and `OPTIONS (...)` work as
 ///   `TBLPROPERTIES`).
 /// - `DROP TABLE [IF EXISTS] ns.t [PURGE]`: the catalog entry goes; with `PURGE` also every file

@@ -288,6 +288,14 @@ impl RestCatalog {
                 storage.extend(text_map(config));
             }
         }
+        // Credentials vended for this table are its own: its store is not shared with a table
+        // of the same bucket that got others (see `crate::io::storage`).
+        if !storage.is_empty() {
+            storage.insert(
+                crate::io::storage::CREDENTIAL_SCOPE.to_string(),
+                metadata.location.clone(),
+            );
+        }
         let io = match storage.is_empty() {
             true => self.io.clone(),
             false => {
