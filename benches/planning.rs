@@ -18,7 +18,8 @@
 //! process.
 //!
 //! - `cold, disk vs S3`: when `ICEFLOE_PYTHON` names a Python with `moto[server]`, the same
-//!   table copied into a bucket of moto's S3 server on loopback, and the cold queries on both.
+//!   table copied into a bucket of moto's S3 server on loopback, and the cold queries on both
+//!   (`id = value` is the one that reads all 2,000 manifests).
 //!
 //! Run: `cargo bench --bench planning -- --warm-up-time 1 --measurement-time 3`.
 
@@ -294,7 +295,12 @@ fn planning(c: &mut Criterion) {
             let mut group = c.benchmark_group("cold, disk vs S3 (moto on loopback)");
             group.sample_size(10);
             group.sampling_mode(SamplingMode::Flat);
-            for (label, sql) in [("count", q.count), ("one day", q.one_day.as_str())] {
+            // `id = value` reads every manifest (no partition summary can skip one by id).
+            for (label, sql) in [
+                ("count", q.count),
+                ("one day", q.one_day.as_str()),
+                ("id = value", q.by_id.as_str()),
+            ] {
                 group.bench_function(format!("{label}: disk"), |b| {
                     b.to_async(&rt).iter(|| async {
                         ManifestCache::global().clear();
