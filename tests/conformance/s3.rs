@@ -292,15 +292,25 @@ async fn s3_writers_racing_on_one_table_lose_nothing() {
     )
     .await;
     let total = i64::from(WRITERS * COMMITS);
-    assert_eq!(number(&ctx, "SELECT count(*) FROM t").await, total);
-    assert_eq!(
+    // All three first, so that a failure says which of them is short (rows, distinct rows,
+    // snapshots) and which commits the table has.
+    let found = [
+        number(&ctx, "SELECT count(*) FROM t").await,
         number(&ctx, "SELECT count(DISTINCT (writer, n)) FROM t").await,
-        total
-    );
-    assert_eq!(
         number(&ctx, "SELECT count(*) FROM \"t$snapshots\"").await,
-        total
-    );
+        number(&ctx, "SELECT count(*) FROM \"t$metadata_log_entries\"").await,
+    ];
+    if found[..3] != [total, total, total] {
+        let rows = crate::support::collect(&ctx, "SELECT writer, n FROM t ORDER BY 1, 2")
+            .await
+            .and_then(|b| crate::render::rows(&b, crate::render::Style::PYICEBERG))
+            .map(|rows| format!("{rows:?}"))
+            .unwrap_or_else(|e| e);
+        panic!(
+            "rows, distinct rows, snapshots, metadata versions: {found:?} (wanted {total} of \
+             each of the first three); rows: {rows}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

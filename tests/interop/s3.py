@@ -17,10 +17,30 @@ import sys
 def server():
     import logging
 
+    import threading
+
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
     from moto.server import ThreadedMotoServer
 
     # One log line per request would bury the tests' own output.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+
+    # moto checks `If-None-Match: *` and then stores the object, with nothing between the two
+    # held across request threads: two concurrent conditional PUTs of one key can both succeed
+    # (seen: a racing-writers test lost a commit), where S3 decides them atomically. Writes are
+    # therefore handled one at a time here, so that the server answers conditional writes as
+    # S3 does; reads stay concurrent.
+    writes = threading.Lock()
+    dispatch = DomainDispatcherApplication.__call__
+
+    def serialized(self, environ, start_response):
+        if environ.get("REQUEST_METHOD") in ("PUT", "POST", "DELETE"):
+            with writes:
+                # The whole answer is made inside the lock (moto answers with a list of bytes).
+                return list(dispatch(self, environ, start_response))
+        return dispatch(self, environ, start_response)
+
+    DomainDispatcherApplication.__call__ = serialized
 
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
