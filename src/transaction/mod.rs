@@ -258,15 +258,7 @@ impl Transaction {
         }
         let start = Arc::clone(self.base.metadata());
         let policy = RetryPolicy::of(&start)?;
-        let name = self.ident.to_string();
-        let context = CommitContext {
-            io: self.base.io(),
-            table: &name,
-            now_ms: crate::catalog::now_ms(),
-        };
-        for action in &mut self.actions {
-            action.stage(&context, &start).await?;
-        }
+        self.stage(&start).await?;
         let mut current = self.base.clone();
         let mut attempt = 0;
         loop {
@@ -356,12 +348,9 @@ impl Transaction {
         Ok((first_of_each(requirements), updates))
     }
 
-    /// The one attempt of a create transaction.
-    async fn commit_create(&mut self) -> Result<Table> {
-        let staged = Arc::clone(self.base.metadata());
-        // Not retried, but a table whose retry settings are unreadable is refused as every
-        // later commit to it would be.
-        RetryPolicy::of(&staged)?;
+    /// Step 0 of the commit loop: each action writes what does not depend on the version it
+    /// will be stated on.
+    async fn stage(&mut self, start: &TableMetadata) -> Result<()> {
         let name = self.ident.to_string();
         let context = CommitContext {
             io: self.base.io(),
@@ -369,8 +358,24 @@ impl Transaction {
             now_ms: crate::catalog::now_ms(),
         };
         for action in &mut self.actions {
-            action.stage(&context, &staged).await?;
+            action.stage(&context, start).await?;
         }
+        Ok(())
+    }
+
+    /// The one attempt of a create transaction.
+    async fn commit_create(&mut self) -> Result<Table> {
+        let staged = Arc::clone(self.base.metadata());
+        // Not retried, but a table whose retry settings are unreadable is refused as every
+        // later commit to it would be.
+        RetryPolicy::of(&staged)?;
+        self.stage(&staged).await?;
+        let name = self.ident.to_string();
+        let context = CommitContext {
+            io: self.base.io(),
+            table: &name,
+            now_ms: crate::catalog::now_ms(),
+        };
         let mut updates = staged.creation_updates();
         let mut preview = staged.as_ref().clone();
         for action in &mut self.actions {

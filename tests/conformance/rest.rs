@@ -635,6 +635,19 @@ fn adapter_on(test: &str, state: &Path, s3: Option<&str>) -> Option<crate::serve
     }
 }
 
+/// Namespace `db` and an empty table `db.t` of `catalog`, and its write target.
+async fn db_t(catalog: &Arc<dyn Catalog>) -> (TableIdent, icefloe::Table, WriteTarget) {
+    let ns = Namespace::new(["db"]).unwrap();
+    catalog
+        .create_namespace(&ns, BTreeMap::new())
+        .await
+        .unwrap();
+    let ident = TableIdent::new(ns, "t").unwrap();
+    let table = catalog.create_table(&ident, &creation()).await.unwrap();
+    let target = WriteTarget::new(Arc::clone(catalog), ident.clone());
+    (ident, table, target)
+}
+
 /// PyIceberg's REST client reading `table` from the adapter (`rest_adapter.py read`), with
 /// the S3 server at `s3` when the warehouse is there.
 fn pyiceberg_reads_on(
@@ -774,14 +787,7 @@ async fn rest_tags_rollback_and_expiry_commit_through_the_catalog_and_pyiceberg_
         return;
     };
     let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
-    let ns = Namespace::new(["db"]).unwrap();
-    catalog
-        .create_namespace(&ns, BTreeMap::new())
-        .await
-        .unwrap();
-    let ident = TableIdent::new(ns, "t").unwrap();
-    let table = catalog.create_table(&ident, &creation()).await.unwrap();
-    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let (ident, table, target) = db_t(&catalog).await;
     let schema = table.metadata().current_schema().clone();
     for first in [1, 11, 21, 31] {
         append_batches(&target, &[batch(&schema, first..first + 3)], "main")
@@ -946,20 +952,13 @@ async fn rest_vended_credentials_reach_the_store_of_the_table() {
     // The client knows the catalog only: no endpoint, no keys. Everything it reads and writes
     // on S3 goes with what the catalog vends for the table.
     let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
-    let ns = Namespace::new(["db"]).unwrap();
-    catalog
-        .create_namespace(&ns, BTreeMap::new())
-        .await
-        .unwrap();
-    let ident = TableIdent::new(ns, "t").unwrap();
-    let table = catalog.create_table(&ident, &creation()).await.unwrap();
+    let (ident, table, target) = db_t(&catalog).await;
     assert!(
         table
             .metadata()
             .location
             .starts_with("s3://icefloe-vended/")
     );
-    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
     let schema = table.metadata().current_schema().clone();
     append_batches(&target, &[batch(&schema, 1..5)], "main")
         .await
@@ -1114,14 +1113,7 @@ async fn rest_a_lost_commit_answer_is_an_unknown_outcome_that_keeps_the_files() 
         return;
     };
     let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
-    let ns = Namespace::new(["db"]).unwrap();
-    catalog
-        .create_namespace(&ns, BTreeMap::new())
-        .await
-        .unwrap();
-    let ident = TableIdent::new(ns, "t").unwrap();
-    let table = catalog.create_table(&ident, &creation()).await.unwrap();
-    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let (ident, table, target) = db_t(&catalog).await;
     let schema = table.metadata().current_schema().clone();
     // The server commits, then answers 503: the client cannot know, says so, and deletes
     // nothing (the files are the table's now).
@@ -1160,14 +1152,7 @@ async fn rest_refs_loading_mode_reads_the_refs_and_writes_with_every_snapshot() 
             .await
             .unwrap(),
     );
-    let ns = Namespace::new(["db"]).unwrap();
-    catalog
-        .create_namespace(&ns, BTreeMap::new())
-        .await
-        .unwrap();
-    let ident = TableIdent::new(ns, "t").unwrap();
-    let table = catalog.create_table(&ident, &creation()).await.unwrap();
-    let target = WriteTarget::new(Arc::clone(&catalog), ident.clone());
+    let (ident, table, target) = db_t(&catalog).await;
     let schema = table.metadata().current_schema().clone();
     for first in [1, 11, 21] {
         append_batches(&target, &[batch(&schema, first..first + 2)], "main")

@@ -112,7 +112,12 @@ def append(uri, token, name, first, count):
 
 
 def read(uri, token, name):
-    table = catalog(uri, token).load_table(name)
+    print_table(catalog(uri, token).load_table(name))
+
+
+def print_table(table):
+    """The rows of a PyIceberg table as sorted JSON lines, then one line per snapshot and per ref
+    (also the output of `rest_adapter.py read`)."""
     for line in sorted(json.dumps(r, sort_keys=True) for r in table.scan().to_arrow().to_pylist()):
         print(line)
     for snapshot in table.metadata.snapshots:

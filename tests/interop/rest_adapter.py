@@ -338,14 +338,9 @@ def read(uri, name, s3_endpoint=None):
 
     storage = s3_properties(s3_endpoint) if s3_endpoint else {}
     catalog = load_catalog("adapter", type="rest", uri=uri, credential=f"{CLIENT_ID}:{CLIENT_SECRET}", **storage)
-    table = catalog.load_table(name)
-    for line in sorted(json.dumps(r, sort_keys=True) for r in table.scan().to_arrow().to_pylist()):
-        print(line)
-    for snapshot in table.metadata.snapshots:
-        count = len(table.scan(snapshot_id=snapshot.snapshot_id).to_arrow())
-        print(json.dumps({"snapshot": snapshot.snapshot_id, "rows": count}))
-    for ref, value in sorted(table.metadata.refs.items()):
-        print(json.dumps({"ref": ref, "type": str(value.snapshot_ref_type), "snapshot": value.snapshot_id}))
+    from rest import print_table  # tests/interop/rest.py, beside this script
+
+    print_table(catalog.load_table(name))
 
 
 def duckdb_sql(uri, *queries):
