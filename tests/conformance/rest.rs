@@ -787,7 +787,7 @@ async fn rest_tags_rollback_and_expiry_commit_through_the_catalog_and_pyiceberg_
         return;
     };
     let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
-    let (ident, table, target) = db_t(&catalog).await;
+    let (_, table, target) = db_t(&catalog).await;
     let schema = table.metadata().current_schema().clone();
     for first in [1, 11, 21, 31] {
         append_batches(&target, &[batch(&schema, first..first + 3)], "main")
