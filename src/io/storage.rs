@@ -20,7 +20,11 @@
 //! newer ones for the same store replace them in place. So a table loaded again with fresh
 //! vended credentials keeps its one store (no new store, connection pool and registration per
 //! statement), and every request from then on, also of a statement already running, signs with
-//! the newest credentials. What does pick the store besides the bucket and the other
+//! the newest credentials. Credentials that say when they expire
+//! (`s3.session-token-expires-at-ms`) and came with a [`CredentialRefresh`] (a REST catalog's,
+//! for the table it vended them for) are renewed by the store itself once three quarters of
+//! their life has passed, so a statement longer than their life goes on. What does pick the
+//! store besides the bucket and the other
 //! properties is the credential's scope ([`CREDENTIAL_SCOPE`], set by the REST catalog to the
 //! prefix the credentials were vended for): tables whose credentials are scoped to their own
 //! locations never share a store.
@@ -59,11 +63,43 @@ const S3_CREDENTIAL_KEYS: [&str; 7] = [
 /// catalog's properties hold many that are not about storage).
 ///
 /// Its `Debug` shows the keys only: values may be secrets.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct StorageProperties {
     properties: BTreeMap<String, String>,
     /// A hash of the properties but the S3 credentials: which store they pick.
     shape: u64,
+    /// Where newer credentials come from when these expire (a REST catalog's, for the table
+    /// it vended them for); not a property, and not compared.
+    refresh: Option<CredentialRefresh>,
+}
+
+impl PartialEq for StorageProperties {
+    fn eq(&self, other: &Self) -> bool {
+        self.properties == other.properties
+    }
+}
+
+impl Eq for StorageProperties {}
+
+/// What a [`CredentialRefresh`] gives: the properties with the newest credentials.
+pub(crate) type RefreshFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<StorageProperties>> + Send>>;
+
+/// Fetches newer credentials for a store whose current ones expire (`s3.session-token-expires-at-ms`):
+/// a REST catalog's credentials endpoint for the table they were vended for.
+#[derive(Clone)]
+pub(crate) struct CredentialRefresh(Arc<dyn Fn() -> RefreshFuture + Send + Sync>);
+
+impl CredentialRefresh {
+    pub(crate) fn new(fetch: impl Fn() -> RefreshFuture + Send + Sync + 'static) -> Self {
+        Self(Arc::new(fetch))
+    }
+}
+
+impl fmt::Debug for CredentialRefresh {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CredentialRefresh(..)")
+    }
 }
 
 impl fmt::Debug for StorageProperties {
@@ -104,17 +140,30 @@ impl StorageProperties {
                 .iter()
                 .filter(|(k, _)| !S3_CREDENTIAL_KEYS.contains(&k.as_str())),
         );
-        Self { properties, shape }
+        Self {
+            properties,
+            shape,
+            refresh: None,
+        }
     }
 
-    /// These properties with `other`'s on top (`other` wins on a shared key).
+    /// These properties with `other`'s on top (`other` wins on a shared key, and with its
+    /// credential refresh).
     pub fn merged(&self, other: &StorageProperties) -> Self {
-        if other.properties.is_empty() {
+        if other.properties.is_empty() && other.refresh.is_none() {
             return self.clone();
         }
         let mut properties = self.properties.clone();
         properties.extend(other.properties.clone());
-        Self::from_map(properties)
+        let mut merged = Self::from_map(properties);
+        merged.refresh = other.refresh.clone().or_else(|| self.refresh.clone());
+        merged
+    }
+
+    /// These properties, with `refresh` fetching newer credentials when theirs expire.
+    pub(crate) fn with_credential_refresh(mut self, refresh: CredentialRefresh) -> Self {
+        self.refresh = Some(refresh);
+        self
     }
 
     /// The value of `key`.
@@ -208,7 +257,7 @@ pub(crate) fn cloud_store(
     let key = (store.to_string(), properties.shape());
     if let Some(found) = STORES.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         if let Some(rotating) = &found.credentials {
-            rotating.update(store, properties)?;
+            rotating.update(properties)?;
         }
         return Ok(Some((found.url.clone(), Arc::clone(&found.store))));
     }
@@ -221,7 +270,7 @@ pub(crate) fn cloud_store(
     let mut stores = STORES.lock().unwrap_or_else(|e| e.into_inner());
     let entry = stores.entry(key).or_insert(built);
     if let Some(rotating) = &entry.credentials {
-        rotating.update(store, properties)?;
+        rotating.update(properties)?;
     }
     Ok(Some((entry.url.clone(), Arc::clone(&entry.store))))
 }
@@ -234,11 +283,53 @@ struct Built {
 }
 
 /// The S3 credentials given as properties, replaced in place by newer ones (see the module
-/// docs). Its `Debug` shows none of them.
+/// docs), and renewed through the properties' [`CredentialRefresh`] once three quarters of
+/// their life (`s3.session-token-expires-at-ms`) has passed: a statement that outlives the
+/// credentials it started with goes on with new ones. Its `Debug` shows none of them.
 #[derive(Default)]
 pub(crate) struct RotatingS3Credential {
+    /// The store, for errors.
+    store: String,
     #[cfg(feature = "aws")]
-    current: std::sync::RwLock<Option<Arc<object_store::aws::AwsCredential>>>,
+    held: std::sync::RwLock<Option<Held>>,
+    refresh: std::sync::RwLock<Option<CredentialRefresh>>,
+    /// One renewal at a time.
+    renewing: tokio::sync::Mutex<()>,
+}
+
+/// The current S3 credentials, and when they came and expire (ms since the epoch).
+#[cfg(feature = "aws")]
+#[derive(Clone)]
+struct Held {
+    credential: Arc<object_store::aws::AwsCredential>,
+    received: i64,
+    expires: Option<i64>,
+    /// When a renewal was last tried: not again within [`RENEW_PAUSE_MS`].
+    tried: Option<i64>,
+}
+
+/// How long after a renewal that failed (or brought nothing newer) the next is tried.
+#[cfg(feature = "aws")]
+const RENEW_PAUSE_MS: i64 = 1_000;
+
+#[cfg(feature = "aws")]
+impl Held {
+    /// Whether a renewal is due at `now`: past three quarters of the credentials' life.
+    fn renewal_due(&self, now: i64) -> bool {
+        let Some(expires) = self.expires else {
+            return false;
+        };
+        let due = self.received + (expires - self.received).max(0) * 3 / 4;
+        now >= due && self.tried.is_none_or(|t| now >= t + RENEW_PAUSE_MS)
+    }
+}
+
+#[cfg(feature = "aws")]
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 impl fmt::Debug for RotatingS3Credential {
@@ -248,23 +339,70 @@ impl fmt::Debug for RotatingS3Credential {
 }
 
 impl RotatingS3Credential {
-    /// Takes the credentials of `properties` when they differ from the current ones (none
-    /// there leaves them as they are).
     #[cfg(feature = "aws")]
-    fn update(&self, store: &str, properties: &StorageProperties) -> Result<()> {
-        let Some(next) = s3_credential(store, properties)? else {
+    fn new(store: &str) -> Self {
+        Self {
+            store: store.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// Takes the credentials of `properties` (and their refresh) unless the current ones
+    /// expire later: a table loaded earlier never brings back older credentials. None there
+    /// leaves them as they are.
+    #[cfg(feature = "aws")]
+    fn update(&self, properties: &StorageProperties) -> Result<()> {
+        if let Some(refresh) = &properties.refresh {
+            *self.refresh.write().unwrap_or_else(|e| e.into_inner()) = Some(refresh.clone());
+        }
+        let Some(next) = s3_credential(&self.store, properties)? else {
             return Ok(());
         };
-        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
-        if current.as_deref() != Some(&next) {
-            *current = Some(Arc::new(next));
+        let expires = match properties.get("s3.session-token-expires-at-ms") {
+            None => None,
+            Some(text) => Some(text.trim().parse::<i64>().map_err(|_| {
+                bad_property(
+                    &self.store,
+                    "s3.session-token-expires-at-ms",
+                    "is not a time in milliseconds since the epoch",
+                )
+            })?),
+        };
+        let mut held = self.held.write().unwrap_or_else(|e| e.into_inner());
+        let newer = match held.as_ref() {
+            None => true,
+            Some(current) if *current.credential == next => false,
+            Some(current) => match (current.expires, expires) {
+                (Some(current), Some(incoming)) => incoming >= current,
+                _ => true,
+            },
+        };
+        if newer {
+            *held = Some(Held {
+                credential: Arc::new(next),
+                received: now_ms(),
+                expires,
+                tried: None,
+            });
         }
         Ok(())
     }
 
     #[cfg(not(feature = "aws"))]
-    fn update(&self, _: &str, _: &StorageProperties) -> Result<()> {
+    fn update(&self, _: &StorageProperties) -> Result<()> {
         Ok(())
+    }
+
+    /// The current credentials, and whether their renewal is due now.
+    #[cfg(feature = "aws")]
+    fn current(&self) -> object_store::Result<(Held, bool)> {
+        let held = self.held.read().unwrap_or_else(|e| e.into_inner());
+        let held = held.clone().ok_or_else(|| object_store::Error::Generic {
+            store: "S3",
+            source: "no credentials were given".into(),
+        })?;
+        let due = held.renewal_due(now_ms());
+        Ok((held, due))
     }
 }
 
@@ -274,11 +412,46 @@ impl object_store::CredentialProvider for RotatingS3Credential {
     type Credential = object_store::aws::AwsCredential;
 
     async fn get_credential(&self) -> object_store::Result<Arc<Self::Credential>> {
-        let current = self.current.read().unwrap_or_else(|e| e.into_inner());
-        current.clone().ok_or_else(|| object_store::Error::Generic {
-            store: "S3",
-            source: "no credentials were given".into(),
-        })
+        let (held, due) = self.current()?;
+        let refresh = self
+            .refresh
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let (true, Some(refresh)) = (due, refresh) else {
+            return Ok(held.credential);
+        };
+        let _one = self.renewing.lock().await;
+        // Another request may have renewed them while this one waited.
+        let (held, due) = self.current()?;
+        if !due {
+            return Ok(held.credential);
+        }
+        if let Some(current) = self
+            .held
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            current.tried = Some(now_ms());
+        }
+        let renewed = match (refresh.0)().await {
+            Ok(properties) => self.update(&properties),
+            Err(e) => Err(e),
+        };
+        match renewed {
+            Ok(()) => Ok(self.current()?.0.credential),
+            // Credentials that have not expired yet still serve.
+            Err(_) if held.expires.is_some_and(|at| now_ms() < at) => Ok(held.credential),
+            Err(e) => Err(object_store::Error::Generic {
+                store: "S3",
+                source: format!(
+                    "the credentials for {} expired and could not be renewed: {e}",
+                    self.store
+                )
+                .into(),
+            }),
+        }
     }
 }
 
@@ -520,8 +693,8 @@ fn s3(store: &str, properties: &StorageProperties) -> Result<BuiltStore> {
     }
     let rotating = match s3_credential(store, properties)? {
         Some(_) => {
-            let rotating = Arc::new(RotatingS3Credential::default());
-            rotating.update(store, properties)?;
+            let rotating = Arc::new(RotatingS3Credential::new(store));
+            rotating.update(properties)?;
             builder = builder.with_credentials(Arc::clone(&rotating) as _);
             Some(rotating)
         }
@@ -755,18 +928,16 @@ mod tests {
             .unwrap();
         assert_eq!(url1, url2);
         assert!(Arc::ptr_eq(&one, &two), "new credentials, the same store");
-        let rotating = RotatingS3Credential::default();
-        rotating.update("s3://r", &vended("t1")).unwrap();
-        rotating
-            .update("s3://r", &StorageProperties::new())
-            .unwrap();
+        let rotating = RotatingS3Credential::new("s3://r");
+        rotating.update(&vended("t1")).unwrap();
+        rotating.update(&StorageProperties::new()).unwrap();
         let got = rotating.get_credential().await.unwrap();
         assert_eq!(
             got.token.as_deref(),
             Some("t1"),
             "no keys: the current ones stay"
         );
-        rotating.update("s3://r", &vended("t2")).unwrap();
+        rotating.update(&vended("t2")).unwrap();
         let got = rotating.get_credential().await.unwrap();
         assert_eq!(
             (got.key_id.as_str(), got.token.as_deref()),
@@ -776,6 +947,69 @@ mod tests {
         let half = StorageProperties::from_pairs([("s3.access-key-id", "AKIA")]);
         let err = cloud_store("s3://rotating-half", &half).err().unwrap();
         assert!(err.to_string().contains("s3.secret-access-key"), "{err}");
+    }
+
+    #[cfg(feature = "aws")]
+    #[tokio::test]
+    async fn expiring_s3_credentials_are_renewed_and_never_replaced_by_older_ones() {
+        use object_store::CredentialProvider;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let vended = |token: &str, expires: i64| {
+            StorageProperties::from_pairs([
+                ("s3.access-key-id", "AKIA".to_string()),
+                ("s3.secret-access-key", "secret".to_string()),
+                ("s3.session-token", token.to_string()),
+                ("s3.session-token-expires-at-ms", expires.to_string()),
+            ])
+        };
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        let refresh = CredentialRefresh::new(move || {
+            let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            Box::pin(async move { Ok(vended(&format!("renewed-{n}"), now_ms() + 3_600_000)) })
+        });
+        let rotating = RotatingS3Credential::new("s3://r");
+        // Half an hour left of an hour: not due yet.
+        let fresh = vended("fresh", now_ms() + 1_800_000);
+        rotating
+            .update(&fresh.with_credential_refresh(refresh.clone()))
+            .unwrap();
+        let got = rotating.get_credential().await.unwrap();
+        assert_eq!(got.token.as_deref(), Some("fresh"));
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+        // Credentials that expired (or are about to): renewed once, however many requests ask.
+        let rotating = Arc::new(RotatingS3Credential::new("s3://r"));
+        let stale = vended("stale", now_ms() - 1);
+        rotating
+            .update(&stale.with_credential_refresh(refresh.clone()))
+            .unwrap();
+        let asks = (0..8).map(|_| {
+            let rotating = Arc::clone(&rotating);
+            tokio::spawn(async move { rotating.get_credential().await.unwrap() })
+        });
+        for got in futures::future::join_all(asks).await {
+            assert_eq!(got.unwrap().token.as_deref(), Some("renewed-1"));
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        // A table loaded before the renewal brings back nothing older.
+        rotating
+            .update(&vended("older", now_ms() + 60_000))
+            .unwrap();
+        let got = rotating.get_credential().await.unwrap();
+        assert_eq!(got.token.as_deref(), Some("renewed-1"));
+
+        // A renewal that fails: expired credentials give an error naming the store, no secret.
+        let failing = CredentialRefresh::new(|| {
+            Box::pin(async { Err(Error::invalid("catalog c", "is down")) })
+        });
+        let rotating = RotatingS3Credential::new("s3://r");
+        rotating
+            .update(&vended("stale", now_ms() - 1).with_credential_refresh(failing))
+            .unwrap();
+        let err = rotating.get_credential().await.unwrap_err().to_string();
+        assert!(err.contains("s3://r") && err.contains("is down"), "{err}");
+        assert!(!err.contains("secret"), "{err}");
     }
 
     #[test]

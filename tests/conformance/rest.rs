@@ -18,7 +18,7 @@ use std::time::Duration;
 use datafusion::arrow::array::{Int64Array, RecordBatch, StringViewArray};
 use datafusion::prelude::SessionContext;
 use icefloe::catalog::{Catalog, Namespace, RestCatalog, TableIdent};
-use icefloe::io::FileIO;
+use icefloe::io::{FileIO, StorageProperties};
 use icefloe::maintenance::SnapshotManager;
 use icefloe::spec::{SnapshotSelector, TableRequirement, TableUpdate};
 use icefloe::to_arrow::schema_to_arrow;
@@ -1010,6 +1010,68 @@ async fn rest_vended_credentials_reach_the_store_of_the_table() {
             .is_some_and(|l| l.starts_with("s3://icefloe-vended/")),
         "{:?}",
         files.manifest_list
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_expired_vended_credentials_are_renewed_while_a_table_is_in_use() {
+    let s3 = match crate::servers::S3::start() {
+        Ok(s3) => s3,
+        Err(why) => {
+            say(&format!(
+                "rest renewal: the REST checks were NOT run: {why}"
+            ));
+            return;
+        }
+    };
+    s3.create_bucket("icefloe-vended");
+    let state = tempfile::tempdir().unwrap();
+    let Some(server) = adapter_on("renewal", state.path(), Some(&s3.endpoint)) else {
+        return;
+    };
+    // Credentials that live three seconds; the S3 server refuses them after that.
+    server.test_endpoint("/test/credential-lifetime?ms=3000", true);
+    let catalog: Arc<dyn Catalog> = Arc::new(server.catalog("adapter").await);
+    let (ident, table, target) = db_t(&catalog).await;
+    let schema = table.metadata().current_schema().clone();
+    append_batches(&target, &[batch(&schema, 1..5)], "main")
+        .await
+        .unwrap();
+    let held = catalog.load_table(&ident).await.unwrap();
+    let vended = held.io().storage().clone();
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+
+    // The credentials the table was loaded with have expired: a store that has only them (a
+    // scope of its own, so a store of its own, with no way to renew) is refused.
+    let alone = StorageProperties::from_pairs(
+        vended
+            .iter()
+            .filter(|(k, _)| *k != icefloe::io::storage::CREDENTIAL_SCOPE)
+            .chain([(
+                icefloe::io::storage::CREDENTIAL_SCOPE,
+                "s3://icefloe-vended/alone",
+            )]),
+    );
+    let err = held
+        .io()
+        .clone()
+        .with_storage(alone)
+        .read(held.metadata_location())
+        .await
+        .unwrap_err();
+    let chain = crate::support::error_chain(&err);
+    assert!(chain.contains("ExpiredToken"), "{chain}");
+    assert!(!chain.contains("vended-secret-never-printed"), "{chain}");
+
+    // The table loaded then reads on: its store renewed them at the credentials endpoint.
+    let before = server.test_endpoint("/test/stats", false);
+    assert_eq!(before["credential-loads"], 0, "{before}");
+    assert_eq!(count(&held).await, 4);
+    let after = server.test_endpoint("/test/stats", false);
+    assert!(after["credential-loads"].as_i64() >= Some(1), "{after}");
+    assert_eq!(
+        after["vended-loads"], before["vended-loads"],
+        "no new load of the table"
     );
 }
 

@@ -9,7 +9,8 @@ renamed and dropped by `SqlCatalog`, metadata is PyIceberg's `TableMetadata`. Wh
 here is only the HTTP mapping of the REST OpenAPI onto those calls, plus what a server must do
 that the spec lets a client test: it pages every listing (two items a page unless asked),
 serves OAuth2 client credentials (`icefloe:s3cret`) with tokens that `POST /test/revoke`
-invalidates, and counts the tokens it issued (`GET /test/stats`). Not part of the protocol:
+invalidates, and counts the tokens it issued (`GET /test/stats`); `POST
+/test/credential-lifetime?ms=N` shortens the life of the credentials it vends. Not part of the protocol:
 the transactions endpoint commits its tables one after another under one lock (PyIceberg's
 SqlCatalog has no multi-table commit), checking every table's requirements first.
 
@@ -80,7 +81,7 @@ def app(state, s3_endpoint=None):
         vended, warehouse = {}, f"file://{state}/wh"
     catalog = SqlCatalog("adapter", uri=f"sqlite:///{state}/catalog.db", warehouse=warehouse, **vended)
     api = FastAPI()
-    tokens = {"issued": 0, "valid": set(), "loads": 0, "fail-next-commit": False}
+    tokens = {"issued": 0, "valid": set(), "loads": 0, "fail-next-commit": False, "lifetime-ms": 3_600_000, "credential-loads": 0}
     lock = threading.Lock()
 
     def error(status, kind, message):
@@ -127,7 +128,13 @@ def app(state, s3_endpoint=None):
 
     @api.get("/test/stats")
     def stats():
-        return {"tokens-issued": tokens["issued"], "vended-loads": tokens["loads"]}
+        return {"tokens-issued": tokens["issued"], "vended-loads": tokens["loads"], "credential-loads": tokens["credential-loads"]}
+
+    @api.post("/test/credential-lifetime")
+    def credential_lifetime(request: Request):
+        """Vended credentials from now on expire `?ms=` ms after they are vended."""
+        tokens["lifetime-ms"] = int(request.query_params["ms"])
+        return {}
 
     @api.post("/test/fail-next-commit")
     def fail_next_commit():
@@ -148,6 +155,7 @@ def app(state, s3_endpoint=None):
             "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
             "POST /v1/{prefix}/namespaces/{namespace}/register", "POST /v1/{prefix}/tables/rename",
             "POST /v1/{prefix}/transactions/commit",
+            "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
         ]
         return {"defaults": {}, "overrides": {"prefix": PREFIX}, "endpoints": routes}
 
@@ -209,13 +217,18 @@ def app(state, s3_endpoint=None):
         out = {"metadata-location": table.metadata_location, "metadata": metadata, "config": {}}
         delegation = request.headers.get("x-iceberg-access-delegation", "") if request else ""
         if vended and "vended-credentials" in delegation:
-            # A new short-lived session token with every load, as a vending catalog gives.
             tokens["loads"] += 1
-            config = dict(vended)
-            config["s3.session-token"] = f"session-{tokens['loads']}"
-            config["s3.session-token-expires-at-ms"] = str(int(time.time() * 1000) + 3_600_000)
-            out["storage-credentials"] = [{"prefix": f"s3://{VENDED_BUCKET}/", "config": config}]
+            out["storage-credentials"] = storage_credentials()
         return out
+
+    def storage_credentials():
+        """A new short-lived session token, as a vending catalog gives with every load; the S3
+        server (tests/interop/s3.py) refuses it once the time in it has passed."""
+        config = dict(vended)
+        until = int(time.time() * 1000) + tokens["lifetime-ms"]
+        config["s3.session-token"] = f"session-{tokens['loads'] + tokens['credential-loads']}-until-{until}"
+        config["s3.session-token-expires-at-ms"] = str(until)
+        return [{"prefix": f"s3://{VENDED_BUCKET}/", "config": config}]
 
     @api.post(base + "/namespaces/{ns}/tables")
     async def create_table(ns: str, request: Request):
@@ -239,6 +252,12 @@ def app(state, s3_endpoint=None):
     def load_table(ns: str, name: str, request: Request):
         table = catalog.load_table(namespace(ns) + (name,))
         return loaded(table, request.query_params.get("snapshots", "all"), request)
+
+    @api.get(base + "/namespaces/{ns}/tables/{name}/credentials")
+    def load_credentials(ns: str, name: str, request: Request):
+        catalog.load_table(namespace(ns) + (name,))
+        tokens["credential-loads"] += 1
+        return {"storage-credentials": storage_credentials() if vended else []}
 
     @api.head(base + "/namespaces/{ns}/tables/{name}")
     def table_exists(ns: str, name: str):

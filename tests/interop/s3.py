@@ -12,6 +12,7 @@ and prints its rows as JSON lines, sorted, plus one line per snapshot
 
 import json
 import sys
+import time
 
 
 def server():
@@ -33,7 +34,23 @@ def server():
     writes = threading.Lock()
     dispatch = DomainDispatcherApplication.__call__
 
+    # moto takes any credentials. A session token of the form the REST test server vends
+    # (`session-<n>-until-<epoch ms>`, tests/interop/rest_adapter.py) is refused once that time
+    # has passed, as S3 refuses an expired STS token, so that a client which goes on with
+    # expired vended credentials fails.
+    def expired(environ):
+        token = environ.get("HTTP_X_AMZ_SECURITY_TOKEN", "")
+        until = token.rpartition("-until-")[2]
+        return token.startswith("session-") and until.isdigit() and int(until) < time.time() * 1000
+
     def serialized(self, environ, start_response):
+        if expired(environ):
+            body = (
+                b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>ExpiredToken</Code>'
+                b"<Message>The provided token has expired.</Message></Error>"
+            )
+            start_response("400 Bad Request", [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
+            return [body]
         if environ.get("REQUEST_METHOD") in ("PUT", "POST", "DELETE"):
             with writes:
                 # The whole answer is made inside the lock (moto answers with a list of bytes).

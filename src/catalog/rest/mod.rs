@@ -14,7 +14,9 @@
 //! - Authentication: a `token`, or OAuth2 client credentials (`credential`,
 //!   `oauth2-server-uri`, `scope`) refreshed before they expire. The client asks for vended
 //!   credentials (`X-Iceberg-Access-Delegation`): the `config` and `storage-credentials` of a
-//!   loaded table reach its object store (see [`crate::io::storage`]).
+//!   loaded table reach its object store (see [`crate::io::storage`]); S3 credentials that expire
+//!   are renewed from `GET .../tables/{t}/credentials` (a load of the table where the server
+//!   does not list that endpoint) while the table is in use.
 
 mod client;
 
@@ -28,6 +30,7 @@ use serde_json::{Value, json};
 
 use super::{Catalog, Namespace, TableIdent};
 use crate::error::{Error, Result};
+use crate::io::storage::CredentialRefresh;
 use crate::io::{FileIO, StorageProperties};
 use crate::spec::{TableMetadata, TableRequirement, TableUpdate};
 use crate::table::{Table, TableCreation};
@@ -40,12 +43,16 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
+/// The endpoint of a table's vended credentials (REST spec 1.7+).
+const CREDENTIALS_ENDPOINT: &str =
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials";
+
 /// Pages of a listing read at most (a server that never ends a listing is refused).
 const MAX_PAGES: usize = 10_000;
 
 /// An Iceberg REST catalog.
 pub struct RestCatalog {
-    client: RestClient,
+    client: Arc<RestClient>,
     /// `/v1` or `/v1/<prefix>`.
     base: String,
     /// The properties in force: the server's defaults, the client's, the server's overrides.
@@ -137,7 +144,7 @@ impl RestCatalog {
         let storage = io.storage().merged(&storage);
         let io = io.with_storage(storage);
         Ok(Self {
-            client,
+            client: Arc::new(client),
             base,
             properties: merged,
             endpoints,
@@ -271,23 +278,9 @@ impl RestCatalog {
         let bytes = serde_json::to_vec(metadata).map_err(|e| corrupt(&e.to_string()))?;
         let metadata = TableMetadata::parse(&bytes).map_err(|e| e.into_corrupt(location))?;
         let mut storage = text_map(body.get("config"));
-        // `storage-credentials`: the credential whose prefix is the longest one the table's
-        // location starts with.
-        if let Some(credentials) = body.get("storage-credentials").and_then(Value::as_array) {
-            let best = credentials
-                .iter()
-                .filter_map(|c| {
-                    let prefix = c.get("prefix")?.as_str()?;
-                    metadata
-                        .location
-                        .starts_with(prefix)
-                        .then_some((prefix.len(), c.get("config")))
-                })
-                .max_by_key(|(len, _)| *len);
-            if let Some((_, config)) = best {
-                storage.extend(text_map(config));
-            }
-        }
+        let vended = vended_for(body, &metadata.location);
+        let expiring = vended.contains_key("s3.session-token-expires-at-ms");
+        storage.extend(vended);
         // Credentials vended for this table are its own: its store is not shared with a table
         // of the same bucket that got others (see `crate::io::storage`).
         if !storage.is_empty() {
@@ -299,7 +292,13 @@ impl RestCatalog {
         let io = match storage.is_empty() {
             true => self.io.clone(),
             false => {
-                let table_storage = self.io.storage().merged(&storage_of(&storage));
+                let mut vended = storage_of(&storage);
+                if expiring {
+                    vended = vended.with_credential_refresh(
+                        self.credential_refresh(ident, &metadata.location),
+                    );
+                }
+                let table_storage = self.io.storage().merged(&vended);
                 self.io.clone().with_storage(table_storage)
             }
         };
@@ -308,6 +307,50 @@ impl RestCatalog {
             location.to_string(),
             Arc::new(metadata),
         ))
+    }
+
+    /// Where the store of `ident` (at `location`) gets new credentials when the vended ones
+    /// expire: `GET .../tables/{t}/credentials` where the server lists that endpoint, else a
+    /// load of the table (`snapshots=refs`), taking the credentials for `location` either way.
+    fn credential_refresh(&self, ident: &TableIdent, location: &str) -> CredentialRefresh {
+        let client = Arc::clone(&self.client);
+        let endpoint = self.serves(CREDENTIALS_ENDPOINT);
+        let path = self.table_path(ident);
+        let label = self.table_label(ident);
+        let location = location.to_string();
+        CredentialRefresh::new(move || {
+            let (client, path, label, location) = (
+                Arc::clone(&client),
+                path.clone(),
+                label.clone(),
+                location.clone(),
+            );
+            Box::pin(async move {
+                let answer = match endpoint {
+                    true => {
+                        let path = format!("{path}/credentials");
+                        client.send(Method::GET, &path, &[], None).await?
+                    }
+                    false => {
+                        let query = [("snapshots", "refs".to_string())];
+                        client.send(Method::GET, &path, &query, None).await?
+                    }
+                };
+                if !answer.status.is_success() {
+                    return Err(Error::Catalog {
+                        catalog: client.name.clone(),
+                        reason: format!("new credentials for {label}: {}", error_message(&answer)),
+                        source: None,
+                    });
+                }
+                let mut config = match endpoint {
+                    true => BTreeMap::new(),
+                    false => text_map(answer.body.get("config")),
+                };
+                config.extend(vended_for(&answer.body, &location));
+                Ok(storage_of(&config))
+            })
+        })
     }
 
     /// `GET .../tables/{t}?snapshots=<snapshots>`.
@@ -410,6 +453,25 @@ impl RestCatalog {
 
 /// The properties of a JSON object of an answer, as text (servers send strings; numbers and
 /// booleans are taken, anything else left out); none for a missing object.
+/// The `config` of the answer's `storage-credentials` entry whose prefix is the longest one
+/// `location` starts with (none: empty).
+fn vended_for(body: &Value, location: &str) -> BTreeMap<String, String> {
+    let Some(credentials) = body.get("storage-credentials").and_then(Value::as_array) else {
+        return BTreeMap::new();
+    };
+    credentials
+        .iter()
+        .filter_map(|c| {
+            let prefix = c.get("prefix")?.as_str()?;
+            location
+                .starts_with(prefix)
+                .then_some((prefix.len(), c.get("config")))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, config)| text_map(config))
+        .unwrap_or_default()
+}
+
 fn text_map(object: Option<&Value>) -> BTreeMap<String, String> {
     let text = |v: &Value| match v {
         Value::String(s) => Some(s.clone()),
