@@ -50,6 +50,7 @@ pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod commit;
+pub mod dml;
 mod error;
 pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]

@@ -17,6 +17,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
+use crate::dml::{RowChange, RowChangeKind, RowChangeSink};
 use crate::error::{Error, Result};
 use crate::expr::Predicate;
 use crate::expr::convert::{convert, convert_filters};
@@ -55,6 +56,8 @@ pub struct IcebergTableProvider {
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
     write_target: Option<WriteTarget>,
+    /// Whether scans also yield `_file` and `_pos` ([`Self::with_row_ids`]).
+    row_ids: bool,
 }
 
 /// What a scan plans.
@@ -141,7 +144,40 @@ impl IcebergTableProvider {
             schema: Arc::new(schema),
             arrow_schema,
             write_target: None,
+            row_ids: false,
         })
+    }
+
+    /// This provider with each row's identity after the table's columns: `_file` (its data
+    /// file's path, dictionary-encoded) and `_pos` (its position in that file), Iceberg's
+    /// metadata columns. Row-level changes (DELETE, UPDATE, MERGE) read their target this way.
+    ///
+    /// Errors: a table with a column of one of those names.
+    pub fn with_row_ids(&self) -> Result<Self> {
+        use crate::scan::exec::{FILE_COLUMN, POS_COLUMN, with_row_id_fields};
+        if let Some(clash) = self
+            .schema
+            .columns()
+            .iter()
+            .find(|c| c.name == FILE_COLUMN || c.name == POS_COLUMN)
+        {
+            return Err(Error::Unsupported(format!(
+                "row-level changes to a table with a column named '{}' (the name of an \
+                 Iceberg metadata column)",
+                clash.name
+            )));
+        }
+        let mut with = self.clone();
+        // A fixed view: the statement's rows and its commit are stated on this version.
+        with.table = Arc::new(RwLock::new(self.table()));
+        with.row_ids = true;
+        with.arrow_schema = Arc::new(with_row_id_fields(&self.arrow_schema));
+        Ok(with)
+    }
+
+    /// Whether scans yield the row-identity columns ([`Self::with_row_ids`]).
+    pub fn has_row_ids(&self) -> bool {
+        self.row_ids
     }
 
     /// The same table at another state (no IO: the metadata is already loaded), with the same
@@ -405,11 +441,18 @@ impl TableProvider for IcebergTableProvider {
         let input = ScanInput {
             table: &table,
             schema: &self.schema,
-            arrow_schema: Arc::clone(&self.arrow_schema),
+            arrow_schema: self.read_arrow_schema()?,
             tasks: plan.tasks,
             stats: plan.stats,
+            row_ids: self.row_ids,
         };
-        build_exec(state, input, projection, filters, limit).await
+        // Filters on the row-identity columns are left to DataFusion (they prune nothing).
+        let filters: Vec<Expr> = filters
+            .iter()
+            .filter(|f| !self.row_ids || !refers_to_row_ids(f))
+            .cloned()
+            .collect();
+        build_exec(state, input, projection, &filters, limit).await
     }
 
     /// `INSERT INTO`: a [`DataSinkExec`] whose [`IcebergSink`] streams the rows into data
@@ -424,12 +467,143 @@ impl TableProvider for IcebergTableProvider {
         let sink = self.sink(input.schema(), insert_op)?;
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
+
+    /// `DELETE` is planned by icefloe's analyzer rule (`icefloe::sql::register`), which hands
+    /// the statement's whole input to the table; this hook is refused: DataFusion 55 passes it
+    /// an incomplete condition for `IN` / `EXISTS` subqueries and folded predicates
+    /// (apache/datafusion#24654), and deleting by it could delete every row.
+    async fn delete_from(
+        &self,
+        _state: &dyn Session,
+        _filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Err(self.unplanned(RowChangeKind::Delete).into())
+    }
+
+    /// Refused as [`Self::delete_from`] is: UPDATE is planned by icefloe's analyzer rule.
+    async fn update(
+        &self,
+        _state: &dyn Session,
+        _assignments: Vec<(String, Expr)>,
+        _filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Err(self.unplanned(RowChangeKind::Update).into())
+    }
+
+    /// `TRUNCATE TABLE`: one `delete` snapshot removing every data and delete file of the
+    /// branch, decided from metadata alone (no data file is read); the count is the rows
+    /// removed. Runs when the plan executes.
+    async fn truncate(&self, _state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let table = self.table();
+        let mut change = self.row_change(RowChangeKind::Truncate, table.clone())?;
+        change.whole_files = self.plan_in(&table, Predicate::AlwaysTrue).await?.tasks;
+        let schema: SchemaRef = Arc::new(datafusion::arrow::datatypes::Schema::empty());
+        let input = Arc::new(datafusion::physical_plan::empty::EmptyExec::new(
+            Arc::clone(&schema),
+        ));
+        let sink = RowChangeSink::new(change, schema);
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
 }
 
 impl IcebergTableProvider {
+    /// The error of a row-level hook DataFusion called directly (see [`Self::delete_from`]).
+    fn unplanned(&self, kind: RowChangeKind) -> Error {
+        let name = match &self.write_target {
+            Some(target) => target.name().to_string(),
+            None => self.table().metadata_location().to_string(),
+        };
+        Error::Unsupported(format!(
+            "{} on Iceberg table {name} without icefloe's planning: call \
+             icefloe::sql::register(&ctx) on the session first (DataFusion 55 hands table \
+             providers an incomplete condition for some statements, apache/datafusion#24654, \
+             so icefloe does not change rows from it)",
+            kind.statement()
+        ))
+    }
+
+    /// The branch a write to this provider goes to: the head it reads (`main` for the current
+    /// state); tags, snapshot ids, timestamps and incremental reads are refused.
+    pub fn write_branch(&self, statement: &str) -> Result<String> {
+        let name = match &self.write_target {
+            Some(target) => target.name().to_string(),
+            None => self.table().metadata_location().to_string(),
+        };
+        match &self.read {
+            ReadKind::Head(branch) => Ok(branch.clone()),
+            ReadKind::Snapshot(_) => Err(Error::invalid(
+                format_args!("table {name} at {}", describe(&self.selector)),
+                format_args!(
+                    "cannot be written by {statement}: only the current state or a branch can \
+                     be written"
+                ),
+            )),
+            ReadKind::Incremental(_) => Err(Error::invalid(
+                format_args!("incremental read of table {name}"),
+                format_args!("cannot be written by {statement}"),
+            )),
+        }
+    }
+
+    /// A row-level change of this provider's table (its branch, write target and schema) on
+    /// `table`, the version the statement reads; after its commit this provider (and those
+    /// sharing its table) moves to the committed version. Refused for read-only providers,
+    /// tags, snapshot ids, timestamps and moved tables.
+    pub fn row_change(&self, kind: RowChangeKind, table: Table) -> Result<RowChange> {
+        let statement = kind.statement();
+        let branch = self.write_branch(statement)?;
+        table.ensure_writable()?;
+        let target = self.write_target.clone().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{statement} on table {}: this provider does not know where the table's \
+                 metadata pointer lives (build it with IcebergTableProvider::with_write_target)",
+                table.metadata_location()
+            ))
+        })?;
+        let base_snapshot = table.metadata().branch_head(&branch);
+        let lock = Arc::clone(&self.table);
+        let follow = Arc::new(move |committed: &Table| advance(&lock, committed));
+        Ok(RowChange {
+            kind,
+            table,
+            schema: self.schema.as_ref().clone(),
+            target,
+            branch,
+            base_snapshot,
+            condition: None,
+            whole_files: Vec::new(),
+            on_commit: Some(follow),
+        })
+    }
+}
+
+/// Whether `filter` reads `_file` or `_pos`.
+fn refers_to_row_ids(filter: &Expr) -> bool {
+    use crate::scan::exec::{FILE_COLUMN, POS_COLUMN};
+    filter
+        .column_refs()
+        .iter()
+        .any(|c| c.name == FILE_COLUMN || c.name == POS_COLUMN)
+}
+
+impl IcebergTableProvider {
+    /// The Arrow schema of the table's columns (without the row-identity columns).
+    fn read_arrow_schema(&self) -> Result<SchemaRef> {
+        match self.row_ids {
+            false => Ok(Arc::clone(&self.arrow_schema)),
+            true => {
+                let n = self.arrow_schema.fields().len() - 2;
+                let projected = self.arrow_schema.project(&(0..n).collect::<Vec<_>>());
+                Ok(Arc::new(projected.map_err(|e| {
+                    Error::invalid("the row-identity schema", e)
+                })?))
+            }
+        }
+    }
+
     /// Whether `filter` converts exactly and reads only columns that every partition spec of
     /// the table partitions by identity.
-    fn decided_by_partitions(&self, filter: &Expr) -> bool {
+    pub(crate) fn decided_by_partitions(&self, filter: &Expr) -> bool {
         let Some(predicate) = convert(filter, &self.schema) else {
             return false;
         };

@@ -33,6 +33,8 @@ use serde_json::Value;
 
 #[path = "interop/changes.rs"]
 mod changes;
+#[path = "interop/dml.rs"]
+mod dml;
 
 /// Says something on the test's real stderr: seen in CI logs even when the test passes.
 fn say(message: &str) {
@@ -63,7 +65,14 @@ fn interop_py(python: &Path, args: &[&str]) {
 
 /// Runs `tests/interop/interop.py` with `args`, says its output; whether it succeeded.
 fn try_interop_py(python: &Path, args: &[&str]) -> bool {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/interop.py");
+    interop_py_script(python, Path::new("interop.py"), args)
+}
+
+/// Runs the script `tests/interop/<script>` with `args`, says its output; whether it succeeded.
+fn interop_py_script(python: &Path, script: &Path, args: &[&str]) -> bool {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(script);
     let out = Command::new(python)
         .arg(&script)
         .args(args)
@@ -75,7 +84,8 @@ fn try_interop_py(python: &Path, args: &[&str]) -> bool {
         String::from_utf8_lossy(&out.stderr)
     );
     say(&format!(
-        "interop.py {} ({}):\n{text}",
+        "{} {} ({}):\n{text}",
+        script.file_name().unwrap_or_default().to_string_lossy(),
         args.join(" "),
         out.status
     ));

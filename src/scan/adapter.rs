@@ -117,6 +117,15 @@ impl FieldIdAdapterFactory {
         let by_name = physical_ids.is_empty();
         let mut resolution = Resolution::default();
         for field in logical.fields() {
+            // A virtual column (the Parquet row number behind `_pos`) is the reader's own, by
+            // name: DataFusion appends it to the file's schema.
+            let virtual_column = field
+                .extension_type_name()
+                .is_some_and(|n| n.starts_with("parquet.virtual."));
+            if virtual_column && physical.index_of(field.name()).is_ok() {
+                resolution.fields.push(field.as_ref().clone());
+                continue;
+            }
             let physical_idx = if by_name {
                 physical.index_of(field.name()).ok()
             } else {

@@ -49,6 +49,37 @@ pub(crate) struct ScanInput<'a> {
     pub(crate) tasks: Vec<FileScanTask>,
     /// What planning read and skipped, reported as the scan's metrics.
     pub(crate) stats: PlanStats,
+    /// Whether the scan also yields each row's identity: [`FILE_COLUMN`] and [`POS_COLUMN`]
+    /// after the read schema's columns (projection indexes count them there).
+    pub(crate) row_ids: bool,
+}
+
+/// The row-identity column holding each row's data file (its `file_path` in the manifest),
+/// dictionary-encoded: Iceberg's `_file` metadata column.
+pub const FILE_COLUMN: &str = "_file";
+/// The row-identity column holding each row's position in its data file (0-based, counting
+/// deleted rows too): Iceberg's `_pos` metadata column.
+pub const POS_COLUMN: &str = "_pos";
+
+/// The Arrow type of [`FILE_COLUMN`].
+pub(crate) fn file_column_type() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// The two row-identity fields a scan with `row_ids` appends: [`FILE_COLUMN`] and
+/// [`POS_COLUMN`] (a Parquet row-number virtual column).
+pub(crate) fn row_id_fields() -> [FieldRef; 2] {
+    let file = Field::new(FILE_COLUMN, file_column_type(), false);
+    let pos = Field::new(POS_COLUMN, DataType::Int64, false)
+        .with_extension_type(datafusion::parquet::arrow::RowNumber);
+    [Arc::new(file), Arc::new(pos)]
+}
+
+/// `schema` with the row-identity fields appended.
+pub(crate) fn with_row_id_fields(schema: &ArrowSchema) -> ArrowSchema {
+    let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+    fields.extend(row_id_fields());
+    ArrowSchema::new_with_metadata(fields, schema.metadata().clone())
 }
 
 /// Builds the physical plan of a scan.
@@ -78,6 +109,7 @@ pub(crate) async fn build_exec(
         Default::default()
     };
     let memory = Arc::new(HeldMemory::reserve(state, &positions)?);
+    let layout = Layout::new(&file_schema, equality.is_some(), input.row_ids);
     let mut by_store: BTreeMap<String, (ObjectStoreUrl, Vec<PartitionedFile>)> = BTreeMap::new();
     for (ordinal, task) in input.tasks.iter().enumerate() {
         let location = io.resolve(&task.data_file.file_path)?;
@@ -88,9 +120,8 @@ pub(crate) async fn build_exec(
                 file = file.with_extension(NamedAs(named.into()));
             }
         }
-        if equality.is_some() {
-            let ordinal = u32::try_from(ordinal).unwrap_or(u32::MAX);
-            file.partition_values = vec![ScalarValue::UInt32(Some(ordinal))];
+        if layout.has_partition_values() {
+            file.partition_values = layout.partition_values(ordinal, &task.data_file.file_path);
             if let Some(stats) = file.statistics.take() {
                 file = file.with_statistics(stats);
             }
@@ -124,15 +155,30 @@ pub(crate) async fn build_exec(
             .1
             .push(file);
     }
+    // The row-identity columns sit after the partition columns of the file scan.
+    let output_schema = match input.row_ids {
+        true => Arc::new(with_row_id_fields(&input.arrow_schema)),
+        false => Arc::clone(&input.arrow_schema),
+    };
+    let projection: Option<Vec<usize>> = match input.row_ids {
+        true => Some(
+            projection
+                .cloned()
+                .unwrap_or_else(|| (0..output_schema.fields().len()).collect()),
+        ),
+        false => projection.cloned(),
+    };
+    let projection = projection.as_ref();
+    let translated = projection.map(|p| layout.translate(p, input.arrow_schema.fields().len()));
     // With equality deletes the scan reads the key columns and the data file ordinal too.
     let (scan_projection, limit) = match &equality {
-        Some(e) => (Some(e.scan_projection(projection)), None),
-        None => (projection.cloned(), limit),
+        Some(e) => (Some(e.scan_projection(translated.as_ref())), None),
+        None => (translated.clone(), limit),
     };
     if by_store.is_empty() {
         let projected = match projection {
-            Some(p) => Arc::new(input.arrow_schema.project(p)?),
-            None => Arc::clone(&input.arrow_schema),
+            Some(p) => Arc::new(output_schema.project(p)?),
+            None => Arc::clone(&output_schema),
         };
         return Ok(Arc::new(RowCountExec::empty(projected, &input.stats)));
     }
@@ -141,15 +187,12 @@ pub(crate) async fn build_exec(
     let target_partitions = state.config_options().execution.target_partitions.max(1);
     let mut plans = Vec::with_capacity(by_store.len());
     for (_, (store_url, files)) in by_store {
-        let table_schema = match &equality {
-            Some(e) => e.table_schema(),
-            None => TableSchema::from(Arc::clone(&file_schema)),
-        };
+        let table_schema = layout.table_schema();
         let source = parquet_source(state, &store_url, table_schema, predicate.as_ref())?;
         if plans.is_empty() {
             report_planning(source.metrics(), &input.stats);
         }
-        let statistics = total_statistics(&files, &file_schema, equality.is_some());
+        let statistics = total_statistics(&files, &file_schema, layout.extra_columns());
         let config = FileScanConfigBuilder::new(store_url, Arc::new(source))
             .with_file_groups(spread(files, target_partitions))
             .with_statistics(statistics)
@@ -164,10 +207,85 @@ pub(crate) async fn build_exec(
         Some(e) => e.wrap(
             io.clone(),
             scan,
-            projection,
+            translated.as_ref(),
             input.arrow_schema.fields().len(),
         ),
         None => Ok(scan),
+    }
+}
+
+/// Where a file scan's columns sit: the file schema (read schema plus hidden key columns),
+/// then the partition columns (the data file ordinal of an equality-delete scan, the
+/// row-identity file), then the virtual row number.
+struct Layout {
+    file_schema: SchemaRef,
+    ordinal: bool,
+    row_ids: bool,
+}
+
+impl Layout {
+    fn new(file_schema: &SchemaRef, ordinal: bool, row_ids: bool) -> Self {
+        Self {
+            file_schema: Arc::clone(file_schema),
+            ordinal,
+            row_ids,
+        }
+    }
+
+    fn has_partition_values(&self) -> bool {
+        self.ordinal || self.row_ids
+    }
+
+    /// How many columns follow the file schema.
+    fn extra_columns(&self) -> usize {
+        usize::from(self.ordinal) + 2 * usize::from(self.row_ids)
+    }
+
+    fn partition_values(&self, ordinal: usize, file_path: &str) -> Vec<ScalarValue> {
+        let mut values = Vec::with_capacity(2);
+        if self.ordinal {
+            values.push(ScalarValue::UInt32(Some(
+                u32::try_from(ordinal).unwrap_or(u32::MAX),
+            )));
+        }
+        if self.row_ids {
+            values.push(ScalarValue::Dictionary(
+                Box::new(DataType::Int32),
+                Box::new(ScalarValue::Utf8(Some(file_path.to_string()))),
+            ));
+        }
+        values
+    }
+
+    fn table_schema(&self) -> TableSchema {
+        let mut partition_cols = Vec::new();
+        if self.ordinal {
+            partition_cols.push(Arc::new(Field::new(
+                ORDINAL_COLUMN,
+                DataType::UInt32,
+                false,
+            )));
+        }
+        let mut builder = TableSchema::builder(Arc::clone(&self.file_schema));
+        if self.row_ids {
+            let [file, pos] = row_id_fields();
+            partition_cols.push(file);
+            builder = builder.with_virtual_columns(vec![pos]);
+        }
+        builder.with_table_partition_cols(partition_cols).build()
+    }
+
+    /// A projection over the read schema (`read_columns` of them) and the row-identity
+    /// columns after it, as indexes into [`Self::table_schema`].
+    fn translate(&self, projection: &[usize], read_columns: usize) -> Vec<usize> {
+        let row_ids = self.file_schema.fields().len() + usize::from(self.ordinal);
+        projection
+            .iter()
+            .map(|&p| match p.checked_sub(read_columns) {
+                Some(extra) if self.row_ids => row_ids + extra,
+                _ => p,
+            })
+            .collect()
     }
 }
 
@@ -281,13 +399,6 @@ impl EqualityPlan {
             per_file,
             key_columns,
         }))
-    }
-
-    fn table_schema(&self) -> TableSchema {
-        let ordinal = Arc::new(Field::new(ORDINAL_COLUMN, DataType::UInt32, false));
-        TableSchema::builder(Arc::clone(&self.file_schema))
-            .with_table_partition_cols(vec![ordinal])
-            .build()
     }
 
     /// The columns the scan reads: the query's, then missing key columns, then the ordinal.
@@ -560,7 +671,7 @@ fn constant_column(value: ScalarValue, num_rows: usize, exact: bool) -> ColumnSt
 
 /// Table-level statistics: the sum of the files' record counts, exact when no deletes apply
 /// to any of them (deleted rows are never answered from record counts).
-fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, ordinal: bool) -> Statistics {
+fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, extra: usize) -> Statistics {
     let stats = files.iter().filter_map(|f| f.statistics.as_deref());
     let num_rows = stats
         .clone()
@@ -571,14 +682,14 @@ fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, ordinal: bool
         .all(|s| s.num_rows.is_exact().unwrap_or(false));
     // Column statistics merged across files (min of mins, max of maxes, summed null counts);
     // a file without a value makes the total unknown.
-    let mut total = match ordinal {
-        false => Statistics::try_merge_iter(stats, schema)
+    let mut total = match extra {
+        0 => Statistics::try_merge_iter(stats, schema)
             .unwrap_or_else(|_| Statistics::new_unknown(schema)),
-        true => {
+        n => {
             let mut unknown = Statistics::new_unknown(schema);
             unknown
                 .column_statistics
-                .push(ColumnStatistics::new_unknown());
+                .extend((0..n).map(|_| ColumnStatistics::new_unknown()));
             unknown
         }
     };

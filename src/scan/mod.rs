@@ -18,6 +18,6 @@ pub(crate) use crate::table::read_manifests;
 pub use crate::table::{partition_type, read_manifest, read_manifest_list};
 pub use cache::{CacheStats, ManifestCache};
 pub use deletes::DeleteFileTask;
-pub use exec::plan_metric;
+pub use exec::{FILE_COLUMN, POS_COLUMN, plan_metric};
 pub use incremental::{IncrementalRange, plan_incremental_files};
 pub use plan::{FileScanTask, PlanStats, ScanPlan, plan_files};

@@ -22,6 +22,8 @@
 //! | `history.expire.max-ref-age-ms` | integer > 0 | none (refs never age out) |
 //! | `schema.name-mapping.default` | [`NameMapping`] JSON | none |
 //! | `format-version` (creating a table only) | integer | 2 |
+//! | `write.delete.mode`, `write.update.mode`, `write.merge.mode` | [`RowLevelMode`] | `copy-on-write` |
+//! | `write.delete.isolation-level`, `write.update.isolation-level`, `write.merge.isolation-level` | `serializable` or `snapshot` | `serializable` |
 //!
 //! A property is read where it is used, never up front, so a scan does not fail because of a
 //! bad commit or write property it does not read. An unset key is its default; a value that
@@ -217,6 +219,94 @@ pub const WRITE_TARGET_FILE_SIZE_BYTES: Property<u64> = Property {
     default: 512 * 1024 * 1024,
     expected: BYTES,
     parse: integer::<u64>,
+};
+
+/// How a row-level change writes (Java's `RowLevelOperationMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowLevelMode {
+    /// Data files with changed rows are rewritten without them.
+    CopyOnWrite,
+    /// Changed rows are marked deleted by delete files (v2: position deletes; v3: deletion
+    /// vectors); data files stay.
+    MergeOnRead,
+}
+
+impl RowLevelMode {
+    fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "copy-on-write" => Some(Self::CopyOnWrite),
+            "merge-on-read" => Some(Self::MergeOnRead),
+            _ => None,
+        }
+    }
+
+    /// The property value (`copy-on-write`, `merge-on-read`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::CopyOnWrite => "copy-on-write",
+            Self::MergeOnRead => "merge-on-read",
+        }
+    }
+}
+
+const MODE: &str = "'copy-on-write' or 'merge-on-read'";
+
+/// Java's `DELETE_MODE`: how DELETE writes.
+pub const DELETE_MODE: Property<RowLevelMode> = Property {
+    key: "write.delete.mode",
+    default: RowLevelMode::CopyOnWrite,
+    expected: MODE,
+    parse: RowLevelMode::parse,
+};
+
+/// Java's `UPDATE_MODE`: how UPDATE writes.
+pub const UPDATE_MODE: Property<RowLevelMode> = Property {
+    key: "write.update.mode",
+    default: RowLevelMode::CopyOnWrite,
+    expected: MODE,
+    parse: RowLevelMode::parse,
+};
+
+/// Java's `MERGE_MODE`: how MERGE writes.
+pub const MERGE_MODE: Property<RowLevelMode> = Property {
+    key: "write.merge.mode",
+    default: RowLevelMode::CopyOnWrite,
+    expected: MODE,
+    parse: RowLevelMode::parse,
+};
+
+const ISOLATION: &str = "'serializable' or 'snapshot'";
+
+fn isolation(text: &str) -> Option<&'static str> {
+    match text.to_ascii_lowercase().as_str() {
+        "serializable" => Some("serializable"),
+        "snapshot" => Some("snapshot"),
+        _ => None,
+    }
+}
+
+/// Java's `DELETE_ISOLATION_LEVEL`: which concurrent commits a DELETE tolerates.
+pub const DELETE_ISOLATION_LEVEL: Property<&'static str> = Property {
+    key: "write.delete.isolation-level",
+    default: "serializable",
+    expected: ISOLATION,
+    parse: isolation,
+};
+
+/// Java's `UPDATE_ISOLATION_LEVEL`.
+pub const UPDATE_ISOLATION_LEVEL: Property<&'static str> = Property {
+    key: "write.update.isolation-level",
+    default: "serializable",
+    expected: ISOLATION,
+    parse: isolation,
+};
+
+/// Java's `MERGE_ISOLATION_LEVEL`.
+pub const MERGE_ISOLATION_LEVEL: Property<&'static str> = Property {
+    key: "write.merge.isolation-level",
+    default: "serializable",
+    expected: ISOLATION,
+    parse: isolation,
 };
 
 /// Java's `PARQUET_COMPRESSION`: the codec of data files (`zstd`, Java's default for new

@@ -44,6 +44,7 @@
 //!   when run through [`sql`] (see `catalog_ddl` below for why there).
 
 mod dialect;
+mod dml;
 mod factory;
 mod functions;
 mod procedures;
@@ -81,6 +82,7 @@ use crate::to_arrow::schema_to_arrow;
 use crate::write::{AppendWriter, TableCreation, WriteTarget, append_batches, create_with_files};
 
 pub use dialect::{IcebergDialect, parse_statements};
+pub use dml::RowLevelChanges;
 pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
 pub use procedures::{IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRollbackFunction};
@@ -104,6 +106,9 @@ use crate::session::refs::RefsCatalog;
 ///   `TIMESTAMPTZ` with the session's zone and, without one, as a timestamp without zone, so
 ///   `CREATE TABLE t (ts TIMESTAMPTZ)` would make an Iceberg `timestamp` column and shift the
 ///   values it is given. A zone set before or after `register` is kept;
+/// - the analyzer rule [`RowLevelChanges`], which plans `DELETE` and `UPDATE` on Iceberg tables
+///   (without it the tables refuse them: DataFusion 55 alone would hand them an incomplete
+///   condition);
 /// - the optimizer rule [`ValuesTypes`], so that `INSERT INTO t VALUES (...)` takes lists, maps
 ///   and structs (DataFusion 55 otherwise fails on the field ids of nested fields).
 ///
@@ -130,6 +135,16 @@ pub fn register(ctx: &SessionContext) {
         .any(|r| r.name() == ValuesTypes::NAME);
     if !has_values_types {
         ctx.add_optimizer_rule(Arc::new(ValuesTypes));
+    }
+    let has_row_level = ctx
+        .state_ref()
+        .read()
+        .analyzer()
+        .rules
+        .iter()
+        .any(|r| r.name() == RowLevelChanges::NAME);
+    if !has_row_level {
+        ctx.add_analyzer_rule(Arc::new(RowLevelChanges));
     }
     ctx.register_udtf("iceberg_scan", Arc::new(IcebergScanFunction));
     ctx.register_udtf("iceberg_incremental", Arc::new(IcebergIncrementalFunction));

@@ -49,6 +49,7 @@
 mod actions;
 mod producer;
 mod retry;
+mod row_delta;
 mod target;
 
 use std::collections::BTreeSet;
@@ -62,6 +63,7 @@ pub use actions::{
 };
 pub use producer::SnapshotProducer;
 pub use retry::RetryPolicy;
+pub use row_delta::{Isolation, RowDelta};
 pub use target::WriteTarget;
 
 use crate::catalog::{Catalog, TableIdent};

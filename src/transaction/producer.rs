@@ -123,6 +123,29 @@ impl SnapshotProducer {
         metadata: &TableMetadata,
         files: &[(i32, DataFile)],
     ) -> Result<Vec<ManifestFile>> {
+        self.write_added_as(io, metadata, ManifestContent::Data, files)
+            .await
+    }
+
+    /// Writes the delete manifests of new delete `files` (each with its partition spec id):
+    /// one per spec, every entry ADDED by this snapshot.
+    pub async fn write_added_deletes(
+        &mut self,
+        io: &FileIO,
+        metadata: &TableMetadata,
+        files: &[(i32, DataFile)],
+    ) -> Result<Vec<ManifestFile>> {
+        self.write_added_as(io, metadata, ManifestContent::Deletes, files)
+            .await
+    }
+
+    async fn write_added_as(
+        &mut self,
+        io: &FileIO,
+        metadata: &TableMetadata,
+        content: ManifestContent,
+        files: &[(i32, DataFile)],
+    ) -> Result<Vec<ManifestFile>> {
         let mut by_spec: BTreeMap<i32, Vec<ManifestEntry>> = BTreeMap::new();
         for (spec_id, file) in files {
             by_spec.entry(*spec_id).or_default().push(ManifestEntry {
@@ -135,7 +158,6 @@ impl SnapshotProducer {
         }
         let mut written = Vec::with_capacity(by_spec.len());
         for (spec_id, entries) in by_spec {
-            let content = ManifestContent::Data;
             written.push(
                 self.write_manifest(io, metadata, spec_id, content, &entries)
                     .await?,

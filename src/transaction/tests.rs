@@ -41,7 +41,7 @@ const METADATA: &str = r#"{
 }"#;
 
 /// An empty table directory with `v1.metadata.json`.
-fn new_table(dir: &std::path::Path) -> String {
+pub(super) fn new_table(dir: &std::path::Path) -> String {
     let location = dir.display().to_string();
     std::fs::create_dir_all(dir.join("metadata")).unwrap();
     std::fs::create_dir_all(dir.join("data")).unwrap();
@@ -51,7 +51,7 @@ fn new_table(dir: &std::path::Path) -> String {
 }
 
 /// A Parquet data file of `ids` in the table's data directory.
-fn data_file(location: &str, ids: &[i64]) -> (i32, DataFile) {
+pub(super) fn data_file(location: &str, ids: &[i64]) -> (i32, DataFile) {
     let metadata = TableMetadata::parse(METADATA.replace("LOCATION", location).as_bytes()).unwrap();
     let schema = Arc::new(schema_to_arrow(metadata.current_schema()).unwrap());
     let batch = RecordBatch::try_new(
@@ -75,7 +75,7 @@ fn data_file(location: &str, ids: &[i64]) -> (i32, DataFile) {
     (0, file)
 }
 
-async fn count_and_sum(location: &str) -> (i64, i64) {
+pub(super) async fn count_and_sum(location: &str) -> (i64, i64) {
     let ctx = SessionContext::new();
     let table = Table::load(FileIO::default(), location).await.unwrap();
     let provider = IcebergTableProvider::try_new(table, SnapshotSelector::Current).unwrap();
@@ -92,7 +92,7 @@ async fn count_and_sum(location: &str) -> (i64, i64) {
 }
 
 /// Appends `files` to the table directory `location` in one transaction.
-async fn append_dir(io: &FileIO, location: &str, files: Vec<(i32, DataFile)>) -> Table {
+pub(super) async fn append_dir(io: &FileIO, location: &str, files: Vec<(i32, DataFile)>) -> Table {
     let target = WriteTarget::directory(io, location).unwrap();
     crate::commit::append(&target, AppendFiles::new(files))
         .await

@@ -17,9 +17,11 @@ mod bounds_tests;
 mod data_file;
 #[cfg(test)]
 mod data_file_tests;
+mod deletion_vectors;
 mod fanout;
 #[cfg(test)]
 mod fanout_tests;
+mod position_deletes;
 mod sink;
 
 // Lives in `table` (below every layer that walks a table); re-exported for existing callers.
@@ -32,5 +34,10 @@ pub use crate::transaction::WriteTarget;
 pub use append::append_batches;
 pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files, create_with_files};
 pub use data_file::{DataFileWriter, WriterOptions};
+pub use deletion_vectors::{DeletionVector, write_deletion_vectors};
 pub use fanout::split_by_partition;
+pub use position_deletes::{
+    DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID, position_delete_schema, write_position_deletes,
+};
+pub(crate) use sink::conform;
 pub use sink::{IcebergSink, OnCommit};

@@ -145,44 +145,59 @@ impl IcebergSink {
         Ok(())
     }
 
-    /// `batch` in the table's Arrow schema: columns relabelled (cast where only names or
-    /// metadata of nested fields differ), required columns checked for NULLs.
+    /// `batch` in the table's Arrow schema (see [`conform`]).
     fn conform(&self, batch: RecordBatch) -> Result<RecordBatch> {
-        let name = self.target.name().to_string();
-        let insert = || format!("INSERT INTO {name}");
-        let fields = self.arrow_schema.fields();
-        if batch.num_columns() != fields.len() {
-            return Err(Error::invalid(
-                insert(),
-                format_args!(
-                    "a batch has {} columns, the table {}",
-                    batch.num_columns(),
-                    fields.len()
-                ),
-            ));
-        }
-        let mut columns = Vec::with_capacity(fields.len());
-        for (column, field) in batch.columns().iter().zip(fields.iter()) {
-            let column = match column.data_type() == field.data_type() {
-                true => Arc::clone(column),
-                false => cast(column, field.data_type()).map_err(|e| {
-                    Error::invalid(
-                        insert(),
-                        format_args!(
-                            "column {} ({}) cannot be written as {}: {e}",
-                            field.name(),
-                            column.data_type(),
-                            field.data_type()
-                        ),
-                    )
-                })?,
-            };
-            check_required(&column, field, field.name(), None, &name)?;
-            columns.push(column);
-        }
-        RecordBatch::try_new(Arc::clone(&self.arrow_schema), columns)
-            .map_err(|e| Error::invalid(insert(), e))
+        let name = self.target.name();
+        conform(
+            batch,
+            &self.arrow_schema,
+            &format!("INSERT INTO {name}"),
+            "inserted",
+        )
     }
+}
+
+/// `batch` in the table's Arrow schema `arrow_schema`: columns relabelled (cast where only
+/// names or metadata of nested fields differ), required columns checked for NULLs. Errors name
+/// `statement` (`INSERT INTO db.t`) and the `rows` written (`inserted`, `updated`).
+pub(crate) fn conform(
+    batch: RecordBatch,
+    arrow_schema: &SchemaRef,
+    statement: &str,
+    rows: &str,
+) -> Result<RecordBatch> {
+    let fields = arrow_schema.fields();
+    if batch.num_columns() != fields.len() {
+        return Err(Error::invalid(
+            statement,
+            format_args!(
+                "a batch has {} columns, the table {}",
+                batch.num_columns(),
+                fields.len()
+            ),
+        ));
+    }
+    let mut columns = Vec::with_capacity(fields.len());
+    for (column, field) in batch.columns().iter().zip(fields.iter()) {
+        let column = match column.data_type() == field.data_type() {
+            true => Arc::clone(column),
+            false => cast(column, field.data_type()).map_err(|e| {
+                Error::invalid(
+                    statement,
+                    format_args!(
+                        "column {} ({}) cannot be written as {}: {e}",
+                        field.name(),
+                        column.data_type(),
+                        field.data_type()
+                    ),
+                )
+            })?,
+        };
+        check_required(&column, field, field.name(), None, statement, rows)?;
+        columns.push(column);
+    }
+    RecordBatch::try_new(Arc::clone(arrow_schema), columns)
+        .map_err(|e| Error::invalid(statement, e))
 }
 
 /// An error when `array` (of `field`, at `path`) holds a NULL in a row where its parents are
@@ -193,7 +208,8 @@ fn check_required(
     field: &Field,
     path: &str,
     live: Option<&NullBuffer>,
-    table: &str,
+    statement: &str,
+    rows: &str,
 ) -> Result<()> {
     let nulls = array.logical_nulls();
     if !field.is_nullable() {
@@ -205,9 +221,9 @@ fn check_required(
         };
         if live_nulls > 0 {
             return Err(Error::invalid(
-                format_args!("INSERT INTO {table}"),
+                statement,
                 format_args!(
-                    "column {path} is required, but {live_nulls} inserted row(s) have NULL there"
+                    "column {path} is required, but {live_nulls} {rows} row(s) have NULL there"
                 ),
             ));
         }
@@ -217,7 +233,14 @@ fn check_required(
         let live = NullBuffer::union(live, nulls.as_ref());
         for (child, child_field) in structs.columns().iter().zip(children.iter()) {
             let child_path = format!("{path}.{}", child_field.name());
-            check_required(child, child_field, &child_path, live.as_ref(), table)?;
+            check_required(
+                child,
+                child_field,
+                &child_path,
+                live.as_ref(),
+                statement,
+                rows,
+            )?;
         }
     }
     Ok(())

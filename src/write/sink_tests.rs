@@ -599,13 +599,31 @@ fn a_null_inside_a_present_struct_is_refused_where_the_child_is_required() {
         let child = Field::new("x", DataType::Int32, !required);
         Field::new("s", DataType::Struct(Fields::from(vec![child])), true)
     };
-    let err = super::check_required(&structs, &table_field(true), "s", None, "t").unwrap_err();
+    let err = super::check_required(
+        &structs,
+        &table_field(true),
+        "s",
+        None,
+        "INSERT INTO t",
+        "inserted",
+    )
+    .unwrap_err();
     assert!(
         err.to_string()
             .contains("column s.x is required, but 1 inserted"),
         "{err}"
     );
-    assert!(super::check_required(&structs, &table_field(false), "s", None, "t").is_ok());
+    assert!(
+        super::check_required(
+            &structs,
+            &table_field(false),
+            "s",
+            None,
+            "INSERT INTO t",
+            "inserted"
+        )
+        .is_ok()
+    );
     // Only the NULL struct's child is NULL: fine.
     let only_under_null = StructArray::new(
         Fields::from(vec![Field::new("x", DataType::Int32, true)]),
@@ -613,7 +631,17 @@ fn a_null_inside_a_present_struct_is_refused_where_the_child_is_required() {
         Some(NullBuffer::from(vec![true, false])),
     );
     let only_under_null: ArrayRef = Arc::new(only_under_null);
-    assert!(super::check_required(&only_under_null, &table_field(true), "s", None, "t").is_ok());
+    assert!(
+        super::check_required(
+            &only_under_null,
+            &table_field(true),
+            "s",
+            None,
+            "INSERT INTO t",
+            "inserted"
+        )
+        .is_ok()
+    );
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "transaction",
     "commit",
     "write",
+    "dml",
     "maintenance",
     "metadata_tables",
     "provider",

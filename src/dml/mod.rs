@@ -1,0 +1,803 @@
+//! Row-level changes: DELETE, UPDATE and TRUNCATE applied to a table from the rows they
+//! change, in copy-on-write or merge-on-read mode, committed as one [`RowDelta`].
+//!
+//! A statement hands [`RowChangeSink`] the rows it changes, each with its identity (`_file`,
+//! `_pos`: see `IcebergTableProvider::with_row_ids`) and, for UPDATE, its new values. The sink
+//! gathers the changed positions per data file (a bitmap each) while it streams the new rows
+//! into data files, then:
+//!
+//! - **copy-on-write** (`write.<op>.mode` unset or `copy-on-write`): every data file with a
+//!   changed row is removed; a file with rows left is rewritten without the changed ones (one
+//!   scan of all of them, existing deletes applied), and the delete files that only applied to
+//!   removed files go too;
+//! - **merge-on-read** (`merge-on-read`): the data files stay; v2 tables get one position
+//!   delete file per partition of the changed data files, v3 tables one deletion vector per
+//!   changed data file (all in one Puffin file), merged with the file's earlier vector and
+//!   its own position deletes, which the same commit removes.
+//!
+//! Files whose every row the statement changes by metadata alone ([`RowChange::whole_files`]:
+//! a DELETE whose condition the partition tuples decide, TRUNCATE) are removed without being
+//! read. Nothing is committed when no row changes. A failure at any point deletes what the
+//! statement wrote and commits nothing (but after [`Error::CommitStateUnknown`], when the
+//! commit may have happened).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray,
+};
+use datafusion::arrow::compute::{cast, filter_record_batch};
+use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
+use datafusion::datasource::sink::DataSink;
+use datafusion::error::Result as DFResult;
+use datafusion::execution::{SendableRecordBatchStream, SessionStateBuilder, TaskContext};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, execute_stream};
+use futures::StreamExt;
+use roaring::RoaringTreemap;
+
+use crate::error::{Error, Result};
+use crate::expr::Predicate;
+use crate::io::{FileIO, location_key};
+use crate::scan::deletes::positions;
+use crate::scan::exec::{ScanInput, build_exec};
+use crate::scan::{FileScanTask, PlanStats, plan_files};
+use crate::spec::properties::{
+    DELETE_ISOLATION_LEVEL, DELETE_MODE, Property, RowLevelMode, UPDATE_ISOLATION_LEVEL,
+    UPDATE_MODE,
+};
+use crate::spec::{FormatVersion, Literal, Schema};
+use crate::table::Table;
+use crate::to_arrow::schema_to_arrow;
+use crate::transaction::{Isolation, RowDelta, WriteTarget};
+use crate::write::{
+    AppendWriter, DeletionVector, OnCommit, write_deletion_vectors, write_position_deletes,
+};
+
+/// What a row-level statement does with the rows it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowChangeKind {
+    /// The rows (`_file`, `_pos`) are deleted.
+    Delete,
+    /// The rows (the table's columns with their new values, then `_file`, `_pos`) replace the
+    /// rows they identify.
+    Update,
+    /// Every row goes (no input rows: [`RowChange::whole_files`] lists every file).
+    Truncate,
+}
+
+impl RowChangeKind {
+    /// The statement, for messages.
+    pub fn statement(&self) -> &'static str {
+        match self {
+            Self::Delete => "DELETE",
+            Self::Update => "UPDATE",
+            Self::Truncate => "TRUNCATE",
+        }
+    }
+
+    fn mode_property(&self) -> &'static Property<RowLevelMode> {
+        match self {
+            Self::Update => &UPDATE_MODE,
+            Self::Delete | Self::Truncate => &DELETE_MODE,
+        }
+    }
+
+    fn isolation_property(&self) -> &'static Property<&'static str> {
+        match self {
+            Self::Update => &UPDATE_ISOLATION_LEVEL,
+            Self::Delete | Self::Truncate => &DELETE_ISOLATION_LEVEL,
+        }
+    }
+}
+
+/// One row-level statement on one table: what [`RowChangeSink`] needs besides the rows.
+#[derive(Clone)]
+pub struct RowChange {
+    /// What the statement does.
+    pub kind: RowChangeKind,
+    /// The version of the table the statement read its rows from.
+    pub table: Table,
+    /// The schema the rows were read with (the table's current schema).
+    pub schema: Schema,
+    /// Where the table's pointer lives.
+    pub target: WriteTarget,
+    /// The branch changed (`main` for the current state).
+    pub branch: String,
+    /// The snapshot the rows were read from (`None`: the table had none).
+    pub base_snapshot: Option<i64>,
+    /// The statement's condition, when it is known whole (no subquery): concurrent appends
+    /// conflict only when they may hold matching rows (serializable isolation).
+    pub condition: Option<Predicate>,
+    /// Data files every live row of which the statement changes, known from metadata: removed
+    /// without being read, with the delete files of their partitions (every data file of a
+    /// partition must then be among them: a DELETE whose condition the partition tuples
+    /// decide) or, for TRUNCATE, every delete file.
+    pub whole_files: Vec<FileScanTask>,
+    /// Called with the committed table.
+    pub on_commit: Option<OnCommit>,
+}
+
+impl fmt::Debug for RowChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowChange")
+            .field("kind", &self.kind)
+            .field("target", &self.target.name())
+            .field("branch", &self.branch)
+            .field("whole_files", &self.whole_files.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowChange {
+    fn name(&self) -> String {
+        format!("{} {}", self.kind.statement(), self.target.name())
+    }
+
+    /// The write mode, from the table's properties (merge-on-read needs a v2 or v3 table).
+    pub fn mode(&self) -> Result<RowLevelMode> {
+        let metadata = self.table.metadata();
+        let mode = self.kind.mode_property().get(metadata.as_ref())?;
+        if mode == RowLevelMode::MergeOnRead && metadata.format_version == FormatVersion::V1 {
+            return Err(Error::Unsupported(format!(
+                "{}: merge-on-read needs a v2 or v3 table (delete files), this one is v1; \
+                 set {} to copy-on-write or upgrade the table",
+                self.name(),
+                self.kind.mode_property().key()
+            )));
+        }
+        Ok(mode)
+    }
+}
+
+/// The DataFusion [`DataSink`] of a row-level statement (see the module docs): consumes the
+/// changed rows, writes, commits one [`RowDelta`] to the branch, and returns the number of
+/// rows deleted or updated (TRUNCATE: removed).
+///
+/// Metrics (EXPLAIN ANALYZE): `rows_changed`, `data_files_removed`, `data_files_written`,
+/// `delete_files_written`, `bytes_written`, `commit_time`.
+pub struct RowChangeSink {
+    change: RowChange,
+    input_schema: SchemaRef,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl fmt::Debug for RowChangeSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowChangeSink")
+            .field("change", &self.change)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowChangeSink {
+    /// A sink for `change`, fed rows of `input_schema` (see [`RowChangeKind`] for the columns).
+    pub fn new(change: RowChange, input_schema: SchemaRef) -> Self {
+        Self {
+            change,
+            input_schema,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    async fn run(
+        &self,
+        data: SendableRecordBatchStream,
+        context: &Arc<TaskContext>,
+    ) -> Result<u64> {
+        let change = &self.change;
+        let mode = change.mode()?;
+        let io = change.table.io().clone();
+        let metadata = Arc::clone(change.table.metadata());
+        let mut writer = AppendWriter::new(&io, &metadata, &change.schema)?;
+        let gathered = match self.gather(data, &mut writer).await {
+            Ok(gathered) => gathered,
+            Err(e) => {
+                writer.abort().await;
+                return Err(e);
+            }
+        };
+        if gathered.is_empty() && change.whole_files.is_empty() {
+            writer.abort().await;
+            return Ok(0);
+        }
+        let result = self.apply(gathered, writer, mode, &io, context).await;
+        let (delta, written, changed) = match result {
+            Ok(applied) => applied,
+            Err((e, written)) => {
+                delete_all(&io, &written).await;
+                return Err(e);
+            }
+        };
+        if delta.is_empty() {
+            return Ok(0);
+        }
+        let metric = |name: &'static str| MetricBuilder::new(&self.metrics).global_counter(name);
+        let timer = MetricBuilder::new(&self.metrics).subset_time("commit_time", 0);
+        let started = timer.timer();
+        let committed = change
+            .target
+            .transaction(change.table.clone())
+            .with_action(delta)
+            .commit()
+            .await;
+        started.done();
+        match committed {
+            Ok(table) => {
+                metric("rows_changed").add(usize::try_from(changed).unwrap_or(usize::MAX));
+                if let Some(f) = &change.on_commit {
+                    f(&table);
+                }
+                Ok(changed)
+            }
+            Err(e @ Error::CommitStateUnknown { .. }) => Err(e),
+            Err(e) => {
+                delete_all(&io, &written).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads the changed rows: their positions per data file, and (UPDATE) their new values
+    /// into `writer`.
+    async fn gather(
+        &self,
+        mut data: SendableRecordBatchStream,
+        writer: &mut AppendWriter,
+    ) -> Result<Gathered> {
+        let change = &self.change;
+        let width = self.input_schema.fields().len();
+        let (file_column, pos_column) = match width.checked_sub(2) {
+            Some(file) if change.kind != RowChangeKind::Truncate => (file, file + 1),
+            _ => {
+                // TRUNCATE: no rows are read.
+                return Ok(Gathered::default());
+            }
+        };
+        let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
+        let mut gathered = Gathered::default();
+        let name = change.name();
+        while let Some(batch) = data.next().await {
+            let batch = batch?;
+            let fresh = gathered.add(&batch, file_column, pos_column)?;
+            if change.kind == RowChangeKind::Update {
+                if fresh != batch.num_rows() {
+                    return Err(Error::invalid(
+                        name,
+                        "a row of the table was matched by more than one row of the \
+                         statement's source; each row can be updated once",
+                    ));
+                }
+                let values = batch
+                    .project(&(0..file_column).collect::<Vec<_>>())
+                    .map_err(|e| Error::invalid(&name, e))?;
+                let values = crate::write::conform(values, &arrow_schema, &name, "updated")?;
+                writer.write(&values).await?;
+            }
+        }
+        Ok(gathered)
+    }
+
+    /// Turns the gathered positions into files and the [`RowDelta`]. Errors come with the
+    /// files written so far (to delete).
+    async fn apply(
+        &self,
+        gathered: Gathered,
+        mut writer: AppendWriter,
+        mode: RowLevelMode,
+        io: &FileIO,
+        context: &Arc<TaskContext>,
+    ) -> std::result::Result<(RowDelta, Vec<String>, u64), (Error, Vec<String>)> {
+        let change = &self.change;
+        let no_files = |e: Error| (e, Vec::new());
+        let isolation = change
+            .kind
+            .isolation_property()
+            .get(change.table.metadata().as_ref())
+            .and_then(Isolation::parse)
+            .map_err(no_files)?;
+        let mut delta = RowDelta::new(change.base_snapshot)
+            .to_branch(change.branch.clone())
+            .isolation(isolation);
+        if let Some(condition) = &change.condition {
+            delta = delta.conflict_filter(condition.clone());
+        }
+        let whole_vectors = mode == RowLevelMode::MergeOnRead
+            && change.table.metadata().format_version == FormatVersion::V3;
+        let tasks = match self.affected(&gathered, whole_vectors).await {
+            Ok(tasks) => tasks,
+            Err(e) => {
+                writer.abort().await;
+                return Err(no_files(e));
+            }
+        };
+        let mut changed = gathered.rows;
+        // Files removed whole, by metadata: their live rows count as changed.
+        let whole: Vec<&FileScanTask> = change.whole_files.iter().collect();
+        let existing = match deleted_positions(io, &whole).await {
+            Ok(existing) => existing,
+            Err(e) => {
+                writer.abort().await;
+                return Err(no_files(e));
+            }
+        };
+        for task in &whole {
+            let already = existing
+                .get(&location_key(io, &task.data_file.file_path))
+                .map_or(0, RoaringTreemap::len);
+            changed += u64::try_from(task.data_file.record_count)
+                .unwrap_or(0)
+                .saturating_sub(already);
+            let scope = match change.kind {
+                RowChangeKind::Truncate => DeleteScope::All,
+                _ => DeleteScope::Partition,
+            };
+            delta = remove_with_deletes(delta, task, scope);
+        }
+        let mut written: Vec<String> = Vec::new();
+        match mode {
+            RowLevelMode::CopyOnWrite => {
+                let existing = match deleted_positions(io, &tasks).await {
+                    Ok(existing) => existing,
+                    Err(e) => {
+                        writer.abort().await;
+                        return Err(no_files(e));
+                    }
+                };
+                let mut rewrite = Vec::new();
+                for task in &tasks {
+                    let path = &task.data_file.file_path;
+                    let mut gone = gathered.positions.get(path).cloned().unwrap_or_default();
+                    if let Some(already) = existing.get(&location_key(io, path)) {
+                        gone |= already;
+                    }
+                    let rows = u64::try_from(task.data_file.record_count).unwrap_or(0);
+                    if gone.len() < rows {
+                        rewrite.push((*task).clone());
+                    }
+                    delta = remove_with_deletes(delta, task, DeleteScope::Referenced);
+                }
+                if let Err(e) = self.rewrite(rewrite, &gathered, &mut writer, context).await {
+                    writer.abort().await;
+                    return Err(no_files(e));
+                }
+            }
+            RowLevelMode::MergeOnRead => {
+                let files = match change.table.metadata().format_version {
+                    FormatVersion::V3 => {
+                        let existing = match deleted_positions(io, &tasks).await {
+                            Ok(existing) => existing,
+                            Err(e) => {
+                                writer.abort().await;
+                                return Err(no_files(e));
+                            }
+                        };
+                        let mut vectors = Vec::with_capacity(tasks.len());
+                        for task in &tasks {
+                            let path = &task.data_file.file_path;
+                            let mut positions =
+                                gathered.positions.get(path).cloned().unwrap_or_default();
+                            if let Some(already) = existing.get(&location_key(io, path)) {
+                                positions |= already;
+                            }
+                            vectors.push(DeletionVector {
+                                data_file: path.clone(),
+                                spec_id: task.partition_spec_id,
+                                partition: task.data_file.partition.clone(),
+                                positions,
+                            });
+                            // One vector per data file: the earlier one and the position
+                            // deletes of this file alone are merged into it and go.
+                            for delete in &task.deletes {
+                                if delete.file.referenced_data_file.as_deref()
+                                    == Some(path.as_str())
+                                {
+                                    delta = delta.remove_delete_file(&delete.file);
+                                }
+                            }
+                            delta = delta.touch(task.partition_spec_id, &task.data_file);
+                        }
+                        let metadata = change.table.metadata();
+                        match write_deletion_vectors(io, metadata, &vectors).await {
+                            Ok(files) => {
+                                written.extend(files.first().map(|(_, f)| f.file_path.clone()));
+                                files
+                            }
+                            Err(e) => {
+                                writer.abort().await;
+                                return Err(no_files(e));
+                            }
+                        }
+                    }
+                    _ => {
+                        let mut by_partition: BTreeMap<
+                            PartitionKey,
+                            BTreeMap<String, RoaringTreemap>,
+                        > = BTreeMap::new();
+                        for task in &tasks {
+                            let path = &task.data_file.file_path;
+                            if let Some(deleted) = gathered.positions.get(path) {
+                                let key = PartitionKey(
+                                    task.partition_spec_id,
+                                    task.data_file.partition.clone(),
+                                );
+                                by_partition
+                                    .entry(key)
+                                    .or_default()
+                                    .insert(path.clone(), deleted.clone());
+                            }
+                            delta = delta.touch(task.partition_spec_id, &task.data_file);
+                        }
+                        let metadata = change.table.metadata();
+                        let mut files = Vec::new();
+                        for (PartitionKey(spec_id, partition), deletes) in &by_partition {
+                            let written_file =
+                                write_position_deletes(io, metadata, *spec_id, partition, deletes)
+                                    .await;
+                            match written_file {
+                                Ok(file) => {
+                                    written.push(file.file_path.clone());
+                                    files.push((*spec_id, file));
+                                }
+                                Err(e) => {
+                                    writer.abort().await;
+                                    return Err((e, written));
+                                }
+                            }
+                        }
+                        files
+                    }
+                };
+                MetricBuilder::new(&self.metrics)
+                    .global_counter("delete_files_written")
+                    .add(files.len());
+                delta = delta.add_delete_files(files);
+            }
+        }
+        let data_files = match writer.finish().await {
+            Ok(files) => files,
+            Err(e) => return Err((e, written)),
+        };
+        let metric = |name: &'static str| MetricBuilder::new(&self.metrics).global_counter(name);
+        metric("data_files_written").add(data_files.len());
+        let bytes: i64 = data_files.iter().map(|(_, f)| f.file_size_in_bytes).sum();
+        metric("bytes_written").add(usize::try_from(bytes).unwrap_or(0));
+        written.extend(data_files.iter().map(|(_, f)| f.file_path.clone()));
+        metric("data_files_removed").add(match mode {
+            RowLevelMode::CopyOnWrite => tasks.len() + whole.len(),
+            RowLevelMode::MergeOnRead => whole.len(),
+        });
+        delta = delta.add_data_files(data_files);
+        Ok((delta, written, changed))
+    }
+
+    /// The planned tasks (data file, spec, deletes) of the data files with changed rows.
+    ///
+    /// With `whole_vectors` (merge-on-read on v3), also the data files whose deletion vectors
+    /// share a Puffin file with one the change replaces: their vectors are carried into the
+    /// new Puffin file, so that no live Puffin file holds a replaced vector (readers that read
+    /// a whole Puffin file, as PyIceberg 0.12 does, would apply the stale one).
+    async fn affected(
+        &self,
+        gathered: &Gathered,
+        whole_vectors: bool,
+    ) -> Result<Vec<FileScanTask>> {
+        let change = &self.change;
+        if gathered.positions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(snapshot) = change
+            .base_snapshot
+            .and_then(|id| change.table.metadata().snapshot_by_id(id))
+        else {
+            return Err(Error::invalid(
+                change.name(),
+                "rows were read from a table without a snapshot",
+            ));
+        };
+        let tasks = plan_files(change.table.io(), change.table.metadata(), snapshot).await?;
+        let vector_files = |t: &FileScanTask| -> Vec<String> {
+            t.deletes
+                .iter()
+                .filter(|d| d.is_deletion_vector())
+                .map(|d| d.file.file_path.clone())
+                .collect()
+        };
+        let replaced: HashSet<String> = match whole_vectors {
+            true => tasks
+                .iter()
+                .filter(|t| gathered.positions.contains_key(&t.data_file.file_path))
+                .flat_map(vector_files)
+                .collect(),
+            false => HashSet::new(),
+        };
+        let changed = |t: &FileScanTask| gathered.positions.contains_key(&t.data_file.file_path);
+        let mut affected: Vec<FileScanTask> = Vec::new();
+        let mut found = 0;
+        for task in tasks {
+            if changed(&task) {
+                found += 1;
+                affected.push(task);
+            } else if vector_files(&task).iter().any(|p| replaced.contains(p)) {
+                affected.push(task);
+            }
+        }
+        if found != gathered.positions.len() {
+            let known: HashSet<&str> = affected
+                .iter()
+                .map(|t| t.data_file.file_path.as_str())
+                .collect();
+            let unknown = gathered
+                .positions
+                .keys()
+                .find(|p| !known.contains(p.as_str()))
+                .cloned()
+                .unwrap_or_default();
+            return Err(Error::invalid(
+                change.name(),
+                format_args!(
+                    "a changed row names data file {unknown}, which is not live in snapshot {}",
+                    snapshot.snapshot_id
+                ),
+            ));
+        }
+        Ok(affected)
+    }
+
+    /// Copy-on-write: writes the rows of `tasks` that the statement did not change (existing
+    /// deletes applied by the scan) into `writer`.
+    async fn rewrite(
+        &self,
+        tasks: Vec<FileScanTask>,
+        gathered: &Gathered,
+        writer: &mut AppendWriter,
+        context: &Arc<TaskContext>,
+    ) -> Result<()> {
+        if tasks.is_empty() {
+            return Ok(());
+        }
+        let change = &self.change;
+        let state = SessionStateBuilder::new()
+            .with_config(context.session_config().clone())
+            .with_runtime_env(context.runtime_env())
+            .build();
+        let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
+        let width = arrow_schema.fields().len();
+        let input = ScanInput {
+            table: &change.table,
+            schema: &change.schema,
+            arrow_schema: Arc::clone(&arrow_schema),
+            tasks,
+            stats: PlanStats::default(),
+            row_ids: true,
+        };
+        let plan = build_exec(&state, input, None, &[], None).await?;
+        let mut rows = execute_stream(plan, state.task_ctx())?;
+        let name = change.name();
+        while let Some(batch) = rows.next().await {
+            let batch = batch?;
+            let keep = gathered.unchanged(&batch, width, width + 1)?;
+            let kept = filter_record_batch(&batch, &keep).map_err(|e| Error::invalid(&name, e))?;
+            let values = kept
+                .project(&(0..width).collect::<Vec<_>>())
+                .map_err(|e| Error::invalid(&name, e))?;
+            writer.write(&values).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Which of a removed data file's delete files go with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeleteScope {
+    /// Those that reference it alone (deletion vectors, single-file position deletes).
+    Referenced,
+    /// Also those of its partition (every data file of the partition is removed too); delete
+    /// files of unpartitioned specs stay.
+    Partition,
+    /// All of them (every data file of the table is removed).
+    All,
+}
+
+/// Removes a data file and the delete files `scope` says go with it.
+fn remove_with_deletes(mut delta: RowDelta, task: &FileScanTask, scope: DeleteScope) -> RowDelta {
+    delta = delta.remove_data_file(task.partition_spec_id, &task.data_file);
+    for delete in &task.deletes {
+        let referenced =
+            delete.file.referenced_data_file.as_deref() == Some(task.data_file.file_path.as_str());
+        let same_partition = delete.partition_spec_id == task.partition_spec_id
+            && !delete.file.partition.is_empty()
+            && delete.file.partition == task.data_file.partition;
+        let goes = match scope {
+            DeleteScope::Referenced => referenced,
+            DeleteScope::Partition => referenced || same_partition,
+            DeleteScope::All => true,
+        };
+        if goes {
+            delta = delta.remove_delete_file(&delete.file);
+        }
+    }
+    delta
+}
+
+/// The positions already deleted from each of `tasks`' data files, by location key.
+async fn deleted_positions(
+    io: &FileIO,
+    tasks: &[impl std::borrow::Borrow<FileScanTask>],
+) -> Result<positions::DeletedPositions> {
+    let with_deletes: Vec<FileScanTask> = tasks
+        .iter()
+        .map(|t| t.borrow())
+        .filter(|t| !t.deletes.is_empty())
+        .cloned()
+        .collect();
+    match with_deletes.is_empty() {
+        true => Ok(Default::default()),
+        false => positions::load(io, &with_deletes).await,
+    }
+}
+
+/// A partition of a spec, ordered for grouping.
+#[derive(Debug, Clone, PartialEq)]
+struct PartitionKey(i32, Vec<Option<Literal>>);
+
+impl Eq for PartitionKey {}
+
+impl PartialOrd for PartitionKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for PartitionKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.0, format!("{:?}", self.1)).cmp(&(other.0, format!("{:?}", other.1)))
+    }
+}
+
+/// The changed positions of each data file (by `file_path`), and how many there are.
+#[derive(Debug, Default)]
+struct Gathered {
+    positions: HashMap<String, RoaringTreemap>,
+    rows: u64,
+}
+
+impl Gathered {
+    fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Adds the rows of `batch` (identity in columns `file` and `pos`); returns how many were
+    /// not already there.
+    fn add(&mut self, batch: &RecordBatch, file: usize, pos: usize) -> Result<usize> {
+        let mut fresh = 0;
+        for_each_identity(batch, file, pos, |path, position| {
+            let inserted = match self.positions.get_mut(path) {
+                Some(bitmap) => bitmap.insert(position),
+                None => {
+                    let mut bitmap = RoaringTreemap::new();
+                    bitmap.insert(position);
+                    self.positions.insert(path.to_string(), bitmap);
+                    true
+                }
+            };
+            fresh += usize::from(inserted);
+        })?;
+        self.rows += fresh as u64;
+        Ok(fresh)
+    }
+
+    /// Which rows of `batch` (identity in columns `file` and `pos`) the statement did not
+    /// change.
+    fn unchanged(&self, batch: &RecordBatch, file: usize, pos: usize) -> Result<BooleanArray> {
+        let mut keep = Vec::with_capacity(batch.num_rows());
+        for_each_identity(batch, file, pos, |path, position| {
+            let changed = self
+                .positions
+                .get(path)
+                .is_some_and(|bitmap| bitmap.contains(position));
+            keep.push(!changed);
+        })?;
+        Ok(BooleanArray::from(keep))
+    }
+}
+
+/// Calls `f` with the data file path and position of each row of `batch`.
+fn for_each_identity(
+    batch: &RecordBatch,
+    file: usize,
+    pos: usize,
+    mut f: impl FnMut(&str, u64),
+) -> Result<()> {
+    let bad = |what: &str, column: &ArrayRef| {
+        Error::invalid(
+            "the rows of a row-level change",
+            format_args!("the {what} column has type {}", column.data_type()),
+        )
+    };
+    let positions = batch.column(pos);
+    let positions: &Int64Array = positions
+        .as_primitive_opt()
+        .ok_or_else(|| bad("_pos", positions))?;
+    let files = batch.column(file);
+    let plain: ArrayRef;
+    let (keys, values): (Option<&_>, &StringArray) = match files.data_type() {
+        DataType::Dictionary(_, _) => {
+            let dictionary = files
+                .as_dictionary_opt::<Int32Type>()
+                .ok_or_else(|| bad("_file", files))?;
+            let values = dictionary
+                .values()
+                .as_string_opt::<i32>()
+                .ok_or_else(|| bad("_file", files))?;
+            (Some(dictionary.keys()), values)
+        }
+        _ => {
+            plain = cast(files, &DataType::Utf8).map_err(|_| bad("_file", files))?;
+            (None, plain.as_string::<i32>())
+        }
+    };
+    for row in 0..batch.num_rows() {
+        let index = keys.map_or(row, |k| k.value(row) as usize);
+        if positions.is_null(row) || keys.map_or(values.is_null(row), |k| k.is_null(row)) {
+            return Err(Error::invalid(
+                "the rows of a row-level change",
+                "a row has no identity (_file or _pos is NULL)",
+            ));
+        }
+        let position = u64::try_from(positions.value(row)).unwrap_or(0);
+        f(values.value(index), position);
+    }
+    Ok(())
+}
+
+/// Deletes files (best effort: they are unreferenced either way).
+async fn delete_all(io: &FileIO, paths: &[String]) {
+    for path in paths {
+        let _ = io.delete(path).await;
+    }
+}
+
+impl DisplayAs for RowChangeSink {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = self.change.mode().map_or("unknown", |m| m.as_str());
+        let statement = self.change.kind.statement();
+        let table = self.change.target.name();
+        let branch = &self.change.branch;
+        match t {
+            DisplayFormatType::TreeRender => {
+                writeln!(f, "statement={statement}")?;
+                writeln!(f, "table={table}")?;
+                write!(f, "mode={mode}")
+            }
+            _ => write!(
+                f,
+                "IcebergRowChange: statement={statement}, table={table}, branch={branch}, \
+                 mode={mode}, files_removed_by_metadata={}",
+                self.change.whole_files.len()
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl DataSink for RowChangeSink {
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn schema(&self) -> &SchemaRef {
+        &self.input_schema
+    }
+
+    async fn write_all(
+        &self,
+        data: SendableRecordBatchStream,
+        context: &Arc<TaskContext>,
+    ) -> DFResult<u64> {
+        Ok(self.run(data, context).await?)
+    }
+}

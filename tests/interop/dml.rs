@@ -1,0 +1,191 @@
+//! Row-level changes checked against independent engines: the same statements (INSERT,
+//! DELETE, UPDATE, TRUNCATE) run by icefloe on Iceberg tables and by DuckDB on native tables
+//! must leave the same rows, and PyIceberg and DuckDB's iceberg extension must read icefloe's
+//! tables (position deletes included) as DuckDB's native answer. Tables cover copy-on-write and
+//! merge-on-read (v2 position deletes, v3 deletion vectors), v1, v2 and v3, unpartitioned and partitioned (identity, day, bucket,
+//! truncate), NULLs in keys and partition columns. The Python side is `tests/interop/dml.py`.
+
+use std::path::Path;
+
+use datafusion::prelude::SessionContext;
+use icefloe::catalog::SqliteCatalog;
+use icefloe::session::register_catalog_as_default;
+use icefloe::{FileIO, Relocation};
+use serde_json::json;
+
+use super::{dump, interop_py_script, python};
+
+/// One table of the check: how icefloe creates it, and its DuckDB twin.
+struct Case {
+    name: &'static str,
+    /// `PARTITION BY (...) TBLPROPERTIES (...)` of icefloe's CREATE TABLE.
+    clauses: &'static str,
+}
+
+const COLUMNS: &str = "id BIGINT NOT NULL, name VARCHAR, region VARCHAR, d DATE, amount DOUBLE";
+
+const CASES: [Case; 7] = [
+    Case {
+        name: "db.cow_plain",
+        clauses: "",
+    },
+    Case {
+        name: "db.cow_parted",
+        clauses: "PARTITION BY (region, day(d))",
+    },
+    Case {
+        name: "db.mor_parted",
+        clauses: "PARTITION BY (region, bucket(4, id)) TBLPROPERTIES ('write.delete.mode' = \
+                  'merge-on-read', 'write.update.mode' = 'merge-on-read')",
+    },
+    Case {
+        name: "db.mor_plain",
+        clauses: "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = \
+                  'merge-on-read')",
+    },
+    Case {
+        name: "db.v3_cow",
+        clauses: "PARTITION BY (truncate(2, name)) TBLPROPERTIES ('format-version' = '3')",
+    },
+    Case {
+        name: "db.v3_mor",
+        clauses: "PARTITION BY (day(d)) TBLPROPERTIES ('format-version' = '3', \
+                  'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read')",
+    },
+    Case {
+        name: "db.v1_cow",
+        clauses: "PARTITION BY (region) TBLPROPERTIES ('format-version' = '1')",
+    },
+];
+
+/// `INSERT INTO {t} VALUES ...` of rows `ids`, with NULLs in every nullable column.
+fn insert(ids: std::ops::RangeInclusive<i64>) -> String {
+    let rows: Vec<String> = ids
+        .map(|id| {
+            let name = match id % 11 {
+                0 => "NULL".to_string(),
+                _ => format!("'n{id}'"),
+            };
+            let region = ["'eu'", "'us'", "'apac'", "NULL"][(id % 4) as usize];
+            let day = 1 + id % 5;
+            let amount = match id % 6 {
+                0 => "NULL".to_string(),
+                _ => format!("{}.5", id * 3),
+            };
+            format!("({id}, {name}, {region}, DATE '2024-01-0{day}', {amount})")
+        })
+        .collect();
+    format!("INSERT INTO {{t}} VALUES {}", rows.join(", "))
+}
+
+/// The statements every table goes through, in both engines.
+fn statements() -> Vec<String> {
+    let mut all = vec![insert(1..=40), insert(41..=60)];
+    all.extend(
+        [
+            "DELETE FROM {t} WHERE id % 7 = 0",
+            "UPDATE {t} SET amount = amount * 2, name = upper(name) WHERE id < 15",
+            "DELETE FROM {t} WHERE region = 'eu'",
+            "DELETE FROM {t} WHERE id IN (SELECT id + 1 FROM {t} WHERE id % 5 = 0)",
+            "UPDATE {t} SET region = 'us' WHERE region IS NULL",
+            "DELETE FROM {t} WHERE amount IS NULL AND id > 30",
+            "UPDATE {t} SET d = DATE '2024-03-01' WHERE id % 3 = 1",
+            "DELETE FROM {t} WHERE false",
+            "INSERT INTO {t} VALUES (1000, 'late', 'eu', DATE '2024-01-05', 1.0)",
+            "DELETE FROM {t} WHERE name LIKE 'N%' AND id NOT IN (SELECT id FROM {t} WHERE id > 50)",
+            "UPDATE {t} SET amount = 0.5 WHERE amount IS NULL",
+        ]
+        .map(String::from),
+    );
+    all
+}
+
+/// Every case's statements run by icefloe and by DuckDB; PyIceberg, DuckDB's iceberg extension
+/// and icefloe read the same rows as DuckDB's native tables.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_level_changes_leave_the_rows_duckdb_leaves() {
+    let Some(python) = python("row_level_changes_leave_the_rows_duckdb_leaves") else {
+        return;
+    };
+    let mut dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().to_str().unwrap().to_string();
+    if std::env::var_os("ICEFLOE_INTEROP_KEEP").is_some() {
+        eprintln!("interop dml: warehouse kept at {warehouse}");
+        dir.disable_cleanup(true);
+    }
+    let ctx = SessionContext::new();
+    let db = dir.path().join("catalog.db");
+    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
+    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
+        .await
+        .unwrap();
+    icefloe::sql::register(&ctx);
+    run(&ctx, "CREATE SCHEMA db").await;
+    let mut tables = Vec::new();
+    for case in &CASES {
+        let create = format!("CREATE TABLE {} ({COLUMNS}) {}", case.name, case.clauses);
+        run(&ctx, &create).await;
+        let statements = statements();
+        for statement in &statements {
+            run(&ctx, &statement.replace("{t}", case.name)).await;
+        }
+        let out = dir.path().join(case.name);
+        std::fs::create_dir_all(&out).unwrap();
+        let rows = out.join("rows.arrow");
+        dump(&ctx, &format!("SELECT * FROM {}", case.name), &rows).await;
+        let (namespace, short) = case.name.split_once('.').unwrap();
+        let table = catalog.load_table(namespace, short).await.unwrap();
+        tables.push(json!({
+            "name": case.name,
+            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
+            "statements": statements,
+            "metadata_location": table.metadata_location(),
+            "icefloe_rows": rows,
+        }));
+    }
+    // TRUNCATE, then rows again.
+    run(
+        &ctx,
+        &format!("CREATE TABLE db.truncated ({COLUMNS}) PARTITION BY (region)"),
+    )
+    .await;
+    let truncated = vec![
+        insert(1..=20),
+        "DELETE FROM {t} WHERE id = 3".to_string(),
+        "TRUNCATE TABLE {t}".to_string(),
+        insert(30..=33),
+    ];
+    for statement in &truncated {
+        run(&ctx, &statement.replace("{t}", "db.truncated")).await;
+    }
+    let rows = dir.path().join("truncated.arrow");
+    dump(&ctx, "SELECT * FROM db.truncated", &rows).await;
+    let table = catalog.load_table("db", "truncated").await.unwrap();
+    tables.push(json!({
+        "name": "db.truncated",
+        "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
+        "statements": truncated,
+        "metadata_location": table.metadata_location(),
+        "icefloe_rows": rows,
+    }));
+    std::fs::write(
+        dir.path().join("dml.json"),
+        serde_json::to_vec_pretty(&json!({ "tables": tables })).unwrap(),
+    )
+    .unwrap();
+    let script = Path::new("dml.py");
+    assert!(
+        interop_py_script(&python, script, &["check", &warehouse]),
+        "PyIceberg, DuckDB or icefloe disagree with DuckDB's native answer (output above)"
+    );
+}
+
+async fn run(ctx: &SessionContext, statement: &str) {
+    let frame = icefloe::sql::sql(ctx, statement)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    frame
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+}
