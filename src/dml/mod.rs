@@ -46,8 +46,8 @@ use crate::scan::deletes::positions;
 use crate::scan::exec::{ScanInput, build_exec};
 use crate::scan::{FileScanTask, PlanStats, plan_files};
 use crate::spec::properties::{
-    DELETE_ISOLATION_LEVEL, DELETE_MODE, Property, RowLevelMode, UPDATE_ISOLATION_LEVEL,
-    UPDATE_MODE,
+    DELETE_ISOLATION_LEVEL, DELETE_MODE, MERGE_ISOLATION_LEVEL, MERGE_MODE, Property, RowLevelMode,
+    UPDATE_ISOLATION_LEVEL, UPDATE_MODE,
 };
 use crate::spec::{FormatVersion, Literal, Schema};
 use crate::table::Table;
@@ -67,7 +67,18 @@ pub enum RowChangeKind {
     Update,
     /// Every row goes (no input rows: [`RowChange::whole_files`] lists every file).
     Truncate,
+    /// Each row is an action (the table's columns, `_file`, `_pos`, then the action, one of
+    /// [`ACTION_UPDATE`], [`ACTION_DELETE`], [`ACTION_INSERT`]): updated and deleted rows go,
+    /// updated and inserted rows' values are written.
+    Merge,
 }
+
+/// A MERGE row that replaces the target row it identifies with its values.
+pub const ACTION_UPDATE: u8 = 1;
+/// A MERGE row that deletes the target row it identifies.
+pub const ACTION_DELETE: u8 = 2;
+/// A MERGE row whose values are inserted.
+pub const ACTION_INSERT: u8 = 3;
 
 impl RowChangeKind {
     /// The statement, for messages.
@@ -76,12 +87,14 @@ impl RowChangeKind {
             Self::Delete => "DELETE",
             Self::Update => "UPDATE",
             Self::Truncate => "TRUNCATE",
+            Self::Merge => "MERGE",
         }
     }
 
     fn mode_property(&self) -> &'static Property<RowLevelMode> {
         match self {
             Self::Update => &UPDATE_MODE,
+            Self::Merge => &MERGE_MODE,
             Self::Delete | Self::Truncate => &DELETE_MODE,
         }
     }
@@ -89,6 +102,7 @@ impl RowChangeKind {
     fn isolation_property(&self) -> &'static Property<&'static str> {
         match self {
             Self::Update => &UPDATE_ISOLATION_LEVEL,
+            Self::Merge => &MERGE_ISOLATION_LEVEL,
             Self::Delete | Self::Truncate => &DELETE_ISOLATION_LEVEL,
         }
     }
@@ -250,32 +264,72 @@ impl RowChangeSink {
     ) -> Result<Gathered> {
         let change = &self.change;
         let width = self.input_schema.fields().len();
-        let (file_column, pos_column) = match width.checked_sub(2) {
-            Some(file) if change.kind != RowChangeKind::Truncate => (file, file + 1),
-            _ => {
-                // TRUNCATE: no rows are read.
-                return Ok(Gathered::default());
-            }
+        let identity = match change.kind {
+            RowChangeKind::Truncate => None,
+            RowChangeKind::Merge => width.checked_sub(3),
+            RowChangeKind::Delete | RowChangeKind::Update => width.checked_sub(2),
+        };
+        let Some(file_column) = identity else {
+            // TRUNCATE: no rows are read.
+            return Ok(Gathered::default());
+        };
+        let pos_column = file_column + 1;
+        let values_of = |batch: &RecordBatch| {
+            batch
+                .project(&(0..file_column).collect::<Vec<_>>())
+                .map_err(|e| Error::invalid(change.name(), e))
         };
         let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
         let mut gathered = Gathered::default();
         let name = change.name();
+        let twice = || {
+            Error::invalid(
+                change.name(),
+                "a row of the table was matched by more than one row of the statement's \
+                 source; each row can be changed once",
+            )
+        };
         while let Some(batch) = data.next().await {
             let batch = batch?;
-            let fresh = gathered.add(&batch, file_column, pos_column)?;
-            if change.kind == RowChangeKind::Update {
-                if fresh != batch.num_rows() {
-                    return Err(Error::invalid(
-                        name,
-                        "a row of the table was matched by more than one row of the \
-                         statement's source; each row can be updated once",
-                    ));
+            match change.kind {
+                RowChangeKind::Merge => {
+                    let actions = action_codes(&batch, pos_column + 1)?;
+                    let changes = BooleanArray::from_iter(
+                        actions
+                            .iter()
+                            .map(|a| Some(*a == ACTION_UPDATE || *a == ACTION_DELETE)),
+                    );
+                    let changed = filter_record_batch(&batch, &changes)
+                        .map_err(|e| Error::invalid(&name, e))?;
+                    if gathered.add(&changed, file_column, pos_column)? != changed.num_rows() {
+                        return Err(twice());
+                    }
+                    let written = BooleanArray::from_iter(
+                        actions
+                            .iter()
+                            .map(|a| Some(*a == ACTION_UPDATE || *a == ACTION_INSERT)),
+                    );
+                    let rows = filter_record_batch(&batch, &written)
+                        .map_err(|e| Error::invalid(&name, e))?;
+                    gathered.inserted +=
+                        actions.iter().filter(|a| **a == ACTION_INSERT).count() as u64;
+                    if rows.num_rows() > 0 {
+                        let values = values_of(&rows)?;
+                        let values = crate::write::conform(values, &arrow_schema, &name, "merged")?;
+                        writer.write(&values).await?;
+                    }
                 }
-                let values = batch
-                    .project(&(0..file_column).collect::<Vec<_>>())
-                    .map_err(|e| Error::invalid(&name, e))?;
-                let values = crate::write::conform(values, &arrow_schema, &name, "updated")?;
-                writer.write(&values).await?;
+                RowChangeKind::Update => {
+                    if gathered.add(&batch, file_column, pos_column)? != batch.num_rows() {
+                        return Err(twice());
+                    }
+                    let values =
+                        crate::write::conform(values_of(&batch)?, &arrow_schema, &name, "updated")?;
+                    writer.write(&values).await?;
+                }
+                _ => {
+                    gathered.add(&batch, file_column, pos_column)?;
+                }
             }
         }
         Ok(gathered)
@@ -314,7 +368,7 @@ impl RowChangeSink {
                 return Err(no_files(e));
             }
         };
-        let mut changed = gathered.rows;
+        let mut changed = gathered.rows + gathered.inserted;
         // Files removed whole, by metadata: their live rows count as changed.
         let whole: Vec<&FileScanTask> = change.whole_files.iter().collect();
         let existing = match deleted_positions(io, &whole).await {
@@ -662,12 +716,15 @@ impl Ord for PartitionKey {
 #[derive(Debug, Default)]
 struct Gathered {
     positions: HashMap<String, RoaringTreemap>,
+    /// Rows changed (deleted or updated).
     rows: u64,
+    /// Rows inserted (MERGE).
+    inserted: u64,
 }
 
 impl Gathered {
     fn is_empty(&self) -> bool {
-        self.rows == 0
+        self.rows == 0 && self.inserted == 0
     }
 
     /// Adds the rows of `batch` (identity in columns `file` and `pos`); returns how many were
@@ -703,6 +760,19 @@ impl Gathered {
         })?;
         Ok(BooleanArray::from(keep))
     }
+}
+
+/// The MERGE action of each row of `batch` (column `column`).
+fn action_codes(batch: &RecordBatch, column: usize) -> Result<Vec<u8>> {
+    let actions = cast(batch.column(column), &DataType::UInt8)
+        .map_err(|e| Error::invalid("the actions of a MERGE", e))?;
+    let actions = actions.as_primitive::<datafusion::arrow::datatypes::UInt8Type>();
+    Ok((0..actions.len())
+        .map(|i| match actions.is_null(i) {
+            true => 0,
+            false => actions.value(i),
+        })
+        .collect())
 }
 
 /// Calls `f` with the data file path and position of each row of `batch`.

@@ -62,8 +62,11 @@ impl RowLevelChanges {
 }
 
 impl AnalyzerRule for RowLevelChanges {
-    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DFResult<LogicalPlan> {
+    fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> DFResult<LogicalPlan> {
         plan.transform_down(|node| match node {
+            LogicalPlan::Dml(dml) if matches!(dml.op, WriteOp::MergeInto(_)) => {
+                super::merge::rewrite(dml, config)
+            }
             LogicalPlan::Dml(dml) => rewrite(dml),
             other => Ok(Transformed::no(other)),
         })
@@ -129,7 +132,7 @@ fn rewrite(dml: DmlStatement) -> DFResult<Transformed<LogicalPlan>> {
 }
 
 /// The Iceberg table a DML statement targets.
-fn iceberg_provider(dml: &DmlStatement) -> Option<IcebergTableProvider> {
+pub(super) fn iceberg_provider(dml: &DmlStatement) -> Option<IcebergTableProvider> {
     let provider = source_as_provider(&dml.target).ok()?;
     provider.downcast_ref::<IcebergTableProvider>().cloned()
 }
@@ -221,15 +224,15 @@ fn with_row_ids(
 
 /// The target DataFusion inserts the changed rows of a DELETE or UPDATE into (see the module
 /// docs): its `insert_into` returns the [`RowChangeSink`] over the planned input.
-struct RowChangeTarget {
-    kind: RowChangeKind,
+pub(super) struct RowChangeTarget {
+    pub(super) kind: RowChangeKind,
     /// The table as the statement named it (commits move it on).
-    provider: Arc<IcebergTableProvider>,
+    pub(super) provider: Arc<IcebergTableProvider>,
     /// The same table with row identities, on the version the statement reads.
-    scanned: Arc<IcebergTableProvider>,
+    pub(super) scanned: Arc<IcebergTableProvider>,
     /// The statement's condition, when the plan holds it whole.
-    condition: Option<Expr>,
-    schema: SchemaRef,
+    pub(super) condition: Option<Expr>,
+    pub(super) schema: SchemaRef,
 }
 
 impl fmt::Debug for RowChangeTarget {

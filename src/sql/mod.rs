@@ -47,6 +47,7 @@ mod dialect;
 mod dml;
 mod factory;
 mod functions;
+mod merge;
 mod procedures;
 mod read_only;
 mod show;

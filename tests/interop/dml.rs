@@ -1,5 +1,5 @@
 //! Row-level changes checked against independent engines: the same statements (INSERT,
-//! DELETE, UPDATE, TRUNCATE) run by icefloe on Iceberg tables and by DuckDB on native tables
+//! DELETE, UPDATE, MERGE, TRUNCATE) run by icefloe on Iceberg tables and by DuckDB on native tables
 //! must leave the same rows, and PyIceberg and DuckDB's iceberg extension must read icefloe's
 //! tables (position deletes included) as DuckDB's native answer. Tables cover copy-on-write and
 //! merge-on-read (v2 position deletes, v3 deletion vectors), v1, v2 and v3, unpartitioned and partitioned (identity, day, bucket,
@@ -36,12 +36,13 @@ const CASES: [Case; 7] = [
     Case {
         name: "db.mor_parted",
         clauses: "PARTITION BY (region, bucket(4, id)) TBLPROPERTIES ('write.delete.mode' = \
-                  'merge-on-read', 'write.update.mode' = 'merge-on-read')",
+                  'merge-on-read', 'write.update.mode' = 'merge-on-read', \
+                  'write.merge.mode' = 'merge-on-read')",
     },
     Case {
         name: "db.mor_plain",
         clauses: "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = \
-                  'merge-on-read')",
+                  'merge-on-read', 'write.merge.mode' = 'merge-on-read')",
     },
     Case {
         name: "db.v3_cow",
@@ -50,7 +51,8 @@ const CASES: [Case; 7] = [
     Case {
         name: "db.v3_mor",
         clauses: "PARTITION BY (day(d)) TBLPROPERTIES ('format-version' = '3', \
-                  'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read')",
+                  'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', \
+                  'write.merge.mode' = 'merge-on-read')",
     },
     Case {
         name: "db.v1_cow",
@@ -94,6 +96,17 @@ fn statements() -> Vec<String> {
             "INSERT INTO {t} VALUES (1000, 'late', 'eu', DATE '2024-01-05', 1.0)",
             "DELETE FROM {t} WHERE name LIKE 'N%' AND id NOT IN (SELECT id FROM {t} WHERE id > 50)",
             "UPDATE {t} SET amount = 0.5 WHERE amount IS NULL",
+            "CREATE TABLE {t}_src (id BIGINT, name VARCHAR, amount DOUBLE)",
+            "INSERT INTO {t}_src VALUES (2, 'm2', 1.0), (5, 'm5', NULL), (1001, 'm1001', 7.0), \
+             (9, NULL, 2.0), (1002, NULL, NULL), (8, 'm8', 3.0)",
+            "MERGE INTO {t} AS x USING {t}_src AS s ON x.id = s.id \
+             WHEN MATCHED AND s.amount IS NULL THEN DELETE \
+             WHEN MATCHED THEN UPDATE SET name = s.name, amount = x.amount + s.amount \
+             WHEN NOT MATCHED THEN INSERT (id, name, region, d, amount) \
+             VALUES (s.id, s.name, 'eu', DATE '2024-01-02', s.amount)",
+            "MERGE INTO {t} AS x USING {t}_src AS s ON x.id = s.id + 10 \
+             WHEN NOT MATCHED BY SOURCE AND x.id > 40 THEN UPDATE SET amount = 1.25 \
+             WHEN MATCHED THEN DELETE",
         ]
         .map(String::from),
     );
