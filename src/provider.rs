@@ -32,7 +32,7 @@ use crate::spec::{PrimitiveType, Transform, Type};
 use crate::spec::{Schema, Snapshot, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
-use crate::write::{IcebergSink, WriteTarget};
+use crate::write::{IcebergSink, IcefloeOptions, OverwriteMode, WriteTarget};
 
 /// A DataFusion table over one snapshot (by default the current one) of an Iceberg table, or
 /// over the rows appended between two snapshots ([`IcebergTableProvider::incremental`]).
@@ -457,14 +457,24 @@ impl TableProvider for IcebergTableProvider {
 
     /// `INSERT INTO`: a [`DataSinkExec`] whose [`IcebergSink`] streams the rows into data
     /// files and commits one fast append to the branch this provider reads (`main` for the
-    /// current state), then moves this provider to the committed table.
+    /// current state), then moves this provider to the committed table. `INSERT OVERWRITE`
+    /// commits the new files in an `overwrite` snapshot that removes every live file of the
+    /// branch, or with `SET icefloe.overwrite_mode = 'dynamic'` those of the partitions the
+    /// new rows fall in.
     async fn insert_into(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let sink = self.sink(input.schema(), insert_op)?;
+        let mut sink = self.sink(input.schema(), insert_op)?;
+        if insert_op == InsertOp::Overwrite {
+            let mode = match state.config_options().extensions.get::<IcefloeOptions>() {
+                Some(options) => options.overwrite()?,
+                None => OverwriteMode::Static,
+            };
+            sink = sink.with_overwrite(mode);
+        }
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 
@@ -642,9 +652,9 @@ impl IcebergTableProvider {
             Some(target) => target.name().to_string(),
             None => table.metadata_location().to_string(),
         };
-        if insert_op != InsertOp::Append {
+        if insert_op == InsertOp::Replace {
             return Err(Error::Unsupported(format!(
-                "{insert_op} into Iceberg table {name}: only INSERT INTO (append) is supported"
+                "{insert_op} into Iceberg table {name}: use INSERT INTO or INSERT OVERWRITE"
             )));
         }
         // A copied or moved table: refused before a data file is written anywhere.

@@ -122,6 +122,10 @@ pub fn register(ctx: &SessionContext) {
         let state = ctx.state_ref();
         let mut state = state.write();
         default_time_zone(&mut state);
+        let extensions = &mut state.config_mut().options_mut().extensions;
+        if extensions.get::<crate::write::IcefloeOptions>().is_none() {
+            extensions.insert(crate::write::IcefloeOptions::default());
+        }
         state
             .table_factories_mut()
             .insert("ICEBERG".to_string(), Arc::new(IcebergTableFactory));

@@ -40,4 +40,4 @@ pub use position_deletes::{
     DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID, position_delete_schema, write_position_deletes,
 };
 pub(crate) use sink::conform;
-pub use sink::{IcebergSink, OnCommit};
+pub use sink::{IcebergSink, IcefloeOptions, OnCommit, OverwriteMode};

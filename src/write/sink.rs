@@ -27,6 +27,44 @@ use crate::transaction::WriteTarget;
 /// Called with the committed table after a successful commit.
 pub type OnCommit = Arc<dyn Fn(&Table) + Send + Sync>;
 
+/// What `INSERT OVERWRITE` replaces (the session option `icefloe.overwrite_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverwriteMode {
+    /// Every row of the branch (Spark's default, `static`).
+    Static,
+    /// The partitions the inserted rows fall in, in the table's default spec (`dynamic`,
+    /// Spark's `partitionOverwriteMode=dynamic`, Iceberg Java's `ReplacePartitions`).
+    Dynamic,
+}
+
+datafusion::common::extensions_options! {
+    /// icefloe's session options: `SET icefloe.<name> = <value>` (registered by
+    /// `icefloe::sql::register`).
+    pub struct IcefloeOptions {
+        /// What `INSERT OVERWRITE` replaces: `static` (every row, the default) or `dynamic`
+        /// (the partitions the new rows fall in).
+        pub overwrite_mode: String, default = "static".to_string()
+    }
+}
+
+impl datafusion::common::config::ConfigExtension for IcefloeOptions {
+    const PREFIX: &'static str = "icefloe";
+}
+
+impl IcefloeOptions {
+    /// The overwrite mode these options name.
+    pub fn overwrite(&self) -> Result<OverwriteMode> {
+        match self.overwrite_mode.to_ascii_lowercase().as_str() {
+            "static" => Ok(OverwriteMode::Static),
+            "dynamic" => Ok(OverwriteMode::Dynamic),
+            other => Err(Error::invalid(
+                "session option icefloe.overwrite_mode",
+                format_args!("'{other}' is neither 'static' nor 'dynamic'"),
+            )),
+        }
+    }
+}
+
 /// A DataFusion [`DataSink`] appending rows to an Iceberg table (`INSERT INTO`; see
 /// `IcebergTableProvider::insert_into`).
 ///
@@ -51,6 +89,7 @@ pub struct IcebergSink {
     target: WriteTarget,
     branch: String,
     on_commit: Option<OnCommit>,
+    overwrite: Option<OverwriteMode>,
     metrics: ExecutionPlanMetricsSet,
 }
 
@@ -93,8 +132,17 @@ impl IcebergSink {
             target,
             branch: branch.into(),
             on_commit: None,
+            overwrite: None,
             metrics: ExecutionPlanMetricsSet::new(),
         })
+    }
+
+    /// This sink replacing rows instead of appending (`INSERT OVERWRITE`): its commit removes
+    /// every live file of the branch (static) or of the partitions written (dynamic) in the
+    /// same snapshot that adds the new files.
+    pub fn with_overwrite(mut self, mode: OverwriteMode) -> Self {
+        self.overwrite = Some(mode);
+        self
     }
 
     /// Calls `f` with the committed table after each successful commit (a provider uses it to
@@ -112,7 +160,8 @@ impl IcebergSink {
             return Err(e);
         }
         let rows = writer.rows_written();
-        if rows == 0 {
+        // An empty static overwrite still empties the branch.
+        if rows == 0 && self.overwrite != Some(OverwriteMode::Static) {
             writer.abort().await;
             return Ok(0);
         }
@@ -122,7 +171,10 @@ impl IcebergSink {
         let file_count = files.len();
         let timer = MetricBuilder::new(&self.metrics).subset_time("commit_time", 0);
         let started = timer.timer();
-        let committed = commit_files(&self.target, self.table.clone(), files, &self.branch).await?;
+        let committed = match self.overwrite {
+            None => commit_files(&self.target, self.table.clone(), files, &self.branch).await?,
+            Some(mode) => self.commit_overwrite(files, mode).await?,
+        };
         started.done();
         metric("rows_inserted").add(usize::try_from(rows).unwrap_or(usize::MAX));
         metric("data_files_written").add(file_count);
@@ -131,6 +183,36 @@ impl IcebergSink {
             f(&committed);
         }
         Ok(rows)
+    }
+
+    /// Commits `files` replacing what `mode` says (see [`Self::with_overwrite`]); the files
+    /// are deleted when the commit fails.
+    async fn commit_overwrite(
+        &self,
+        files: Vec<(i32, crate::spec::DataFile)>,
+        mode: OverwriteMode,
+    ) -> Result<Table> {
+        let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
+        let io = self.table.io().clone();
+        let result = async {
+            let delta = overwrite_delta(&self.table, &self.branch, &files, mode).await?;
+            self.target
+                .transaction(self.table.clone())
+                .with_action(delta.add_data_files(files))
+                .commit()
+                .await
+        }
+        .await;
+        match result {
+            Ok(table) => Ok(table),
+            Err(e @ Error::CommitStateUnknown { .. }) => Err(e),
+            Err(e) => {
+                for path in &paths {
+                    let _ = io.delete(path).await;
+                }
+                Err(e)
+            }
+        }
     }
 
     async fn write_batches(
@@ -198,6 +280,78 @@ pub(crate) fn conform(
     }
     RecordBatch::try_new(Arc::clone(arrow_schema), columns)
         .map_err(|e| Error::invalid(statement, e))
+}
+
+/// The removals of an overwrite of `branch` of `table` by `files`: every live data and delete
+/// file (static), or those of the partitions `files` fall in (dynamic; refused while the
+/// branch has live data files of another spec than the default, whose rows could not be
+/// told apart by partition).
+async fn overwrite_delta(
+    table: &Table,
+    branch: &str,
+    files: &[(i32, crate::spec::DataFile)],
+    mode: OverwriteMode,
+) -> Result<crate::transaction::RowDelta> {
+    use crate::spec::snapshot::Operation;
+    let metadata = table.metadata();
+    let head = metadata.branch_head(branch);
+    let mut delta = crate::transaction::RowDelta::new(head)
+        .to_branch(branch)
+        .operation(Operation::Overwrite);
+    let Some(snapshot) = head.and_then(|id| metadata.snapshot_by_id(id)) else {
+        return Ok(delta);
+    };
+    let tasks = crate::scan::plan_files(table.io(), metadata, snapshot).await?;
+    let written: std::collections::HashSet<(i32, String)> = files
+        .iter()
+        .map(|(spec, f)| (*spec, format!("{:?}", f.partition)))
+        .collect();
+    if mode == OverwriteMode::Dynamic {
+        delta = delta.with_summary_property("replace-partitions", "true");
+        if let Some(other) = tasks
+            .iter()
+            .find(|t| t.partition_spec_id != metadata.default_spec_id)
+        {
+            return Err(Error::Unsupported(format!(
+                "dynamic INSERT OVERWRITE of {}: data file {} is of partition spec {}, not the \
+                 default spec {}; overwrite statically or rewrite the table first",
+                metadata.location,
+                other.data_file.file_path,
+                other.partition_spec_id,
+                metadata.default_spec_id
+            )));
+        }
+    }
+    let mut deletes = std::collections::HashSet::new();
+    for task in &tasks {
+        let replaced = match mode {
+            OverwriteMode::Static => true,
+            OverwriteMode::Dynamic => written.contains(&(
+                task.partition_spec_id,
+                format!("{:?}", task.data_file.partition),
+            )),
+        };
+        if !replaced {
+            continue;
+        }
+        delta = delta.remove_data_file(task.partition_spec_id, &task.data_file);
+        for delete in &task.deletes {
+            let goes = match mode {
+                OverwriteMode::Static => true,
+                OverwriteMode::Dynamic => {
+                    delete.partition_spec_id == task.partition_spec_id
+                        && (delete.file.partition == task.data_file.partition
+                            || delete.file.referenced_data_file.as_deref()
+                                == Some(task.data_file.file_path.as_str()))
+                }
+            };
+            let key = (delete.file.file_path.clone(), delete.file.content_offset);
+            if goes && deletes.insert(key) {
+                delta = delta.remove_delete_file(&delete.file);
+            }
+        }
+    }
+    Ok(delta)
 }
 
 /// An error when `array` (of `field`, at `path`) holds a NULL in a row where its parents are

@@ -1,5 +1,5 @@
 //! Row-level changes checked against independent engines: the same statements (INSERT,
-//! DELETE, UPDATE, MERGE, TRUNCATE) run by icefloe on Iceberg tables and by DuckDB on native tables
+//! DELETE, UPDATE, MERGE, TRUNCATE, INSERT OVERWRITE) run by icefloe on Iceberg tables and by DuckDB on native tables
 //! must leave the same rows, and PyIceberg and DuckDB's iceberg extension must read icefloe's
 //! tables (position deletes included) as DuckDB's native answer. Tables cover copy-on-write and
 //! merge-on-read (v2 position deletes, v3 deletion vectors), v1, v2 and v3, unpartitioned and partitioned (identity, day, bucket,
@@ -156,6 +156,50 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
             "icefloe_rows": rows,
         }));
     }
+    // INSERT OVERWRITE, dynamic then static; DuckDB says the same with DELETE and INSERT.
+    run(
+        &ctx,
+        &format!("CREATE TABLE db.overwritten ({COLUMNS}) PARTITION BY (region)"),
+    )
+    .await;
+    let overwritten = [
+        (insert(1..=20), insert(1..=20)),
+        (
+            "SET icefloe.overwrite_mode = 'dynamic'".to_string(),
+            "SELECT 1".to_string(),
+        ),
+        (
+            "INSERT OVERWRITE {t} VALUES (100, 'o', 'eu', DATE '2024-02-01', 1.0), \
+             (101, 'p', NULL, DATE '2024-02-02', NULL)"
+                .to_string(),
+            "DELETE FROM {t} WHERE region = 'eu' OR region IS NULL; INSERT INTO {t} VALUES \
+             (100, 'o', 'eu', DATE '2024-02-01', 1.0), (101, 'p', NULL, DATE '2024-02-02', NULL)"
+                .to_string(),
+        ),
+        (
+            "SET icefloe.overwrite_mode = 'static'".to_string(),
+            "SELECT 1".to_string(),
+        ),
+        (
+            "INSERT OVERWRITE {t} SELECT * FROM {t} WHERE id > 5".to_string(),
+            "CREATE TEMP TABLE kept AS SELECT * FROM {t} WHERE id > 5; DELETE FROM {t}; \
+             INSERT INTO {t} SELECT * FROM kept"
+                .to_string(),
+        ),
+    ];
+    for (statement, _) in &overwritten {
+        run(&ctx, &statement.replace("{t}", "db.overwritten")).await;
+    }
+    let rows = dir.path().join("overwritten.arrow");
+    dump(&ctx, "SELECT * FROM db.overwritten", &rows).await;
+    let table = catalog.load_table("db", "overwritten").await.unwrap();
+    tables.push(json!({
+        "name": "db.overwritten",
+        "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
+        "statements": overwritten.iter().map(|(_, duckdb)| duckdb).collect::<Vec<_>>(),
+        "metadata_location": table.metadata_location(),
+        "icefloe_rows": rows,
+    }));
     // TRUNCATE, then rows again.
     run(
         &ctx,
