@@ -9,6 +9,7 @@
 mod bad_input;
 mod catalogs;
 mod corruption;
+mod dml_concurrency;
 mod expire;
 mod external;
 mod harness_selftest;
