@@ -171,7 +171,8 @@ impl RowChange {
 /// changed rows, writes, commits one [`RowDelta`] to the branch, and returns the number of
 /// rows deleted or updated (TRUNCATE: removed).
 ///
-/// Metrics (EXPLAIN ANALYZE): `rows_changed`, `data_files_removed`, `data_files_written`,
+/// Metrics (EXPLAIN ANALYZE): `rows_changed` (the count returned), `rows_deleted`,
+/// `rows_updated`, `rows_inserted`, `data_files_removed`, `data_files_written`,
 /// `delete_files_written`, `bytes_written`, `commit_time`.
 pub struct RowChangeSink {
     change: RowChange,
@@ -218,6 +219,7 @@ impl RowChangeSink {
             writer.abort().await;
             return Ok(0);
         }
+        let (updated, inserted) = (gathered.updated, gathered.inserted);
         let result = self.apply(gathered, writer, mode, &io, context).await;
         let (delta, written, changed) = match result {
             Ok(applied) => applied,
@@ -241,7 +243,11 @@ impl RowChangeSink {
         started.done();
         match committed {
             Ok(table) => {
-                metric("rows_changed").add(usize::try_from(changed).unwrap_or(usize::MAX));
+                let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+                metric("rows_changed").add(count(changed));
+                metric("rows_updated").add(count(updated));
+                metric("rows_inserted").add(count(inserted));
+                metric("rows_deleted").add(count(changed - updated - inserted));
                 if let Some(f) = &change.on_commit {
                     f(&table);
                 }
@@ -313,6 +319,8 @@ impl RowChangeSink {
                         .map_err(|e| Error::invalid(&name, e))?;
                     gathered.inserted +=
                         actions.iter().filter(|a| **a == ACTION_INSERT).count() as u64;
+                    gathered.updated +=
+                        actions.iter().filter(|a| **a == ACTION_UPDATE).count() as u64;
                     if rows.num_rows() > 0 {
                         let values = values_of(&rows)?;
                         let values = crate::write::conform(values, &arrow_schema, &name, "merged")?;
@@ -323,6 +331,7 @@ impl RowChangeSink {
                     if gathered.add(&batch, file_column, pos_column)? != batch.num_rows() {
                         return Err(twice());
                     }
+                    gathered.updated += batch.num_rows() as u64;
                     let values =
                         crate::write::conform(values_of(&batch)?, &arrow_schema, &name, "updated")?;
                     writer.write(&values).await?;
@@ -720,6 +729,8 @@ struct Gathered {
     rows: u64,
     /// Rows inserted (MERGE).
     inserted: u64,
+    /// Of `rows`, those updated (the others are deleted).
+    updated: u64,
 }
 
 impl Gathered {

@@ -43,6 +43,7 @@
 //!   `CREATE TABLE ns.t ... AS SELECT ...` and `DROP TABLE ns.t [PURGE]` act on the catalog
 //!   when run through [`sql`] (see `catalog_ddl` below for why there).
 
+mod changes;
 mod dialect;
 mod dml;
 mod factory;
@@ -82,6 +83,7 @@ use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
 use crate::write::{AppendWriter, TableCreation, WriteTarget, append_batches, create_with_files};
 
+pub use changes::{ChangeMetrics, Delete, Merge, TableChanges, Update};
 pub use dialect::{IcebergDialect, parse_statements};
 pub use dml::RowLevelChanges;
 pub use factory::IcebergTableFactory;

@@ -195,7 +195,10 @@ impl IcebergSink {
         let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
         let io = self.table.io().clone();
         let result = async {
-            let delta = overwrite_delta(&self.table, &self.branch, &files, mode).await?;
+            let (delta, removed) = overwrite_delta(&self.table, &self.branch, &files, mode).await?;
+            MetricBuilder::new(&self.metrics)
+                .global_counter("data_files_removed")
+                .add(removed);
             self.target
                 .transaction(self.table.clone())
                 .with_action(delta.add_data_files(files))
@@ -291,7 +294,7 @@ async fn overwrite_delta(
     branch: &str,
     files: &[(i32, crate::spec::DataFile)],
     mode: OverwriteMode,
-) -> Result<crate::transaction::RowDelta> {
+) -> Result<(crate::transaction::RowDelta, usize)> {
     use crate::spec::snapshot::Operation;
     let metadata = table.metadata();
     let head = metadata.branch_head(branch);
@@ -299,7 +302,7 @@ async fn overwrite_delta(
         .to_branch(branch)
         .operation(Operation::Overwrite);
     let Some(snapshot) = head.and_then(|id| metadata.snapshot_by_id(id)) else {
-        return Ok(delta);
+        return Ok((delta, 0));
     };
     let tasks = crate::scan::plan_files(table.io(), metadata, snapshot).await?;
     let written: std::collections::HashSet<(i32, String)> = files
@@ -323,6 +326,7 @@ async fn overwrite_delta(
         }
     }
     let mut deletes = std::collections::HashSet::new();
+    let mut removed = 0;
     for task in &tasks {
         let replaced = match mode {
             OverwriteMode::Static => true,
@@ -335,6 +339,7 @@ async fn overwrite_delta(
             continue;
         }
         delta = delta.remove_data_file(task.partition_spec_id, &task.data_file);
+        removed += 1;
         for delete in &task.deletes {
             let goes = match mode {
                 OverwriteMode::Static => true,
@@ -351,7 +356,7 @@ async fn overwrite_delta(
             }
         }
     }
-    Ok(delta)
+    Ok((delta, removed))
 }
 
 /// An error when `array` (of `field`, at `path`) holds a NULL in a row where its parents are

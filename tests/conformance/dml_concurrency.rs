@@ -66,8 +66,16 @@ async fn two_writers(dir: &Path, properties: &str) -> (SessionContext, SessionCo
         "CREATE TABLE db.t (id BIGINT NOT NULL, region VARCHAR) PARTITION BY (region) {properties}"
     );
     run(&a, &create).await;
-    run(&a, "INSERT INTO db.t VALUES (1, 'eu'), (2, 'eu'), (3, 'eu'), (4, 'eu')").await;
-    run(&a, "INSERT INTO db.t VALUES (11, 'us'), (12, 'us'), (13, 'us'), (14, 'us')").await;
+    run(
+        &a,
+        "INSERT INTO db.t VALUES (1, 'eu'), (2, 'eu'), (3, 'eu'), (4, 'eu')",
+    )
+    .await;
+    run(
+        &a,
+        "INSERT INTO db.t VALUES (11, 'us'), (12, 'us'), (13, 'us'), (14, 'us')",
+    )
+    .await;
     let b = session(&db, false).await;
     (a, b)
 }
@@ -170,11 +178,7 @@ async fn merge_against_a_compaction_of_its_files_conflicts() {
     )
     .await;
     // A compaction-like replace: the same rows, rewritten into new files.
-    run(
-        &b,
-        "INSERT OVERWRITE db.t SELECT * FROM db.t",
-    )
-    .await;
+    run(&b, "INSERT OVERWRITE db.t SELECT * FROM db.t").await;
     conflicts(&a, merge, &b).await;
     assert_eq!(ids(&b, "db.t").await, [1, 2, 3, 4, 11, 12, 13, 14]);
 }
