@@ -1,5 +1,6 @@
 //! The crash suite (issue 14, item 13): a writer process killed (SIGKILL) at each step of the
-//! commit protocol of an append, a metadata-only commit (a tag) and an expiration, on a
+//! commit protocol of an append, a metadata-only commit (a tag), an expiration and a
+//! copy-on-write UPDATE (issue 18, item 9), on a
 //! directory table and on a SQLite catalog table. Afterwards the table reads the last
 //! acknowledged state (or, killed after the commit point, the committed one), it takes the next
 //! commit, `remove_orphan_files` removes exactly the leftovers (after it the table's files are
@@ -25,7 +26,7 @@ use bytes::Bytes;
 use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::Int64Type;
 use datafusion::execution::runtime_env::RuntimeEnv;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionContext, col, lit};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use icefloe::catalog::SqliteCatalog;
@@ -51,6 +52,9 @@ enum Action {
     Tag,
     /// Expires the snapshot a rollback left off main (deleting its files).
     Expire,
+    /// `UPDATE t SET id = id + 100 WHERE id = 1` (copy-on-write: a data file written, one
+    /// removed, manifests rewritten).
+    Update,
 }
 
 /// Where the killed writer's request `k` dies.
@@ -207,7 +211,7 @@ pub(crate) fn run_all(filter: &[String]) -> Vec<(PathBuf, Option<PathBuf>, Vec<i
     let mut cases = 0;
     let started = std::time::Instant::now();
     for catalog in [false, true] {
-        for action in [Action::Append, Action::Tag, Action::Expire] {
+        for action in [Action::Append, Action::Tag, Action::Expire, Action::Update] {
             let name = format!(
                 "crash_{}_{action:?}",
                 if catalog { "catalog" } else { "directory" }
@@ -415,11 +419,43 @@ pub(crate) fn writer_main(spec: &str) {
     let runtime_env = Arc::new(RuntimeEnv::default());
     let url = url::Url::parse("file://").expect("url");
     runtime_env.register_object_store(&url, Arc::new(store));
-    let io = FileIO::new(runtime_env, Relocation::new());
+    let io = FileIO::new(Arc::clone(&runtime_env), Relocation::new());
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         match *action {
             "Append" => drop(place.append(&io, 99).await.expect("append")),
+            "Update" => {
+                let ctx = SessionContext::new_with_config_rt(
+                    datafusion::prelude::SessionConfig::new(),
+                    Arc::clone(&runtime_env),
+                );
+                let name = match &place.catalog {
+                    Some(db) => {
+                        icefloe::session::register_catalog_as_default(&ctx, db, Relocation::new())
+                            .await
+                            .expect("catalog");
+                        "db.t".to_string()
+                    }
+                    None => {
+                        icefloe::sql::register(&ctx);
+                        let create = format!(
+                            "CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{}'",
+                            place.location()
+                        );
+                        icefloe::sql::sql(&ctx, &create).await.expect("open");
+                        "t".to_string()
+                    }
+                };
+                let changes = icefloe::sql::TableChanges::of(&ctx, &name).await.expect("table");
+                let updated = changes
+                    .update()
+                    .set("id", col("id") + lit(100i64))
+                    .filter(col("id").eq(lit(1i64)))
+                    .execute()
+                    .await
+                    .expect("update");
+                assert_eq!(updated.rows_updated, 1);
+            }
             "Tag" => {
                 let manager = SnapshotManager::new(place.target(&io));
                 manager.create_tag("t1", None, None).await.expect("tag");
