@@ -149,3 +149,30 @@ async fn incomplete_builders_and_other_tables_are_errors() {
     // Nothing was changed by the refused statements.
     assert_eq!(rows(&ctx).await.len(), 5);
 }
+
+#[tokio::test]
+async fn without_icefloes_planning_datafusion_s_hooks_are_refused_and_nothing_is_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = scratch(dir.path()).await;
+    // `scratch` does not call `sql::register`: DataFusion plans DELETE itself and hands the
+    // provider an empty filter list for this subquery (apache/datafusion#24654).
+    let err = ctx
+        .sql("DELETE FROM db.t WHERE id IN (SELECT 1)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("icefloe::sql::register"), "{err}");
+    let err = ctx
+        .sql("UPDATE db.t SET n = 0 WHERE id = 1")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("icefloe::sql::register"), "{err}");
+    assert_eq!(rows(&ctx).await.len(), 5);
+}
