@@ -1,6 +1,8 @@
 """The reference side of icefloe's row-level change checks (driven by tests/interop/dml.rs).
 
     dml.py check WAREHOUSE
+    dml.py steps WAREHOUSE
+
 
 WAREHOUSE/dml.json lists tables, each with the DuckDB DDL of the same columns, the statements
 icefloe ran on it (INSERT, DELETE, UPDATE, TRUNCATE; `{t}` stands for the table) and the
@@ -31,7 +33,34 @@ def reference_rows(entry):
     return con.execute("SELECT * FROM t").fetch_arrow_table()
 
 
+def steps(warehouse):
+    """WAREHOUSE/steps.json: random statement sequences, with icefloe's rows after each
+    statement; DuckDB runs each statement on a native table and compares after every one."""
+    with open(f"{warehouse}/steps.json") as f:
+        spec = json.load(f)
+    ok = True
+    for entry in spec["tables"]:
+        con = duckdb.connect()
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute(entry["duckdb_ddl"].replace("{t}", "t"))
+        failed = 0
+        for i, (statement, dump) in enumerate(zip(entry["statements"], entry["dumps"])):
+            con.execute(statement.replace("{t}", "t"))
+            expected_table = con.execute("SELECT * FROM t").fetch_arrow_table()
+            columns = expected_table.column_names
+            with pa.ipc.open_file(dump) as reader:
+                icefloe = reader.read_all()
+            if not same_rows(f"{entry['name']} step {i}: {statement[:70]}",
+                             canon_rows(expected_table, columns), canon_rows(icefloe, columns)):
+                failed += 1
+                break
+        ok &= failed == 0
+    return ok
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "steps":
+        return 0 if steps(argv[2]) else 1
     if len(argv) != 3 or argv[1] != "check":
         print(__doc__)
         return 2
