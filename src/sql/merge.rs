@@ -55,9 +55,12 @@ pub(super) fn rewrite(
     };
     let scanned = Arc::new(provider.with_row_ids()?);
     let table = dml.table_name.clone();
-    let target =
-        LogicalPlanBuilder::scan(table.clone(), provider_as_source(scanned.clone()), None)?
-            .build()?;
+    let target = LogicalPlanBuilder::scan(
+        table.clone(),
+        provider_as_source(Arc::clone(&scanned) as _),
+        None,
+    )?
+    .build()?;
     let target_column = |name: &str| Expr::Column(Column::new(Some(table.clone()), name));
     // The source, with its marker.
     let source = dml.input.as_ref().clone();

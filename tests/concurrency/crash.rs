@@ -446,7 +446,9 @@ pub(crate) fn writer_main(spec: &str) {
                         "t".to_string()
                     }
                 };
-                let changes = icefloe::sql::TableChanges::of(&ctx, &name).await.expect("table");
+                let changes = icefloe::sql::TableChanges::of(&ctx, &name)
+                    .await
+                    .expect("table");
                 let updated = changes
                     .update()
                     .set("id", col("id") + lit(100i64))

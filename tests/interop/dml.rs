@@ -340,8 +340,7 @@ fn random_statement(rng: &mut Lcg, next_id: &mut i64) -> String {
 /// statement icefloe's rows equal DuckDB's after the same statements on a native table.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_row_level_changes_match_duckdb_after_every_statement() {
-    let Some(python) = python("random_row_level_changes_match_duckdb_after_every_statement")
-    else {
+    let Some(python) = python("random_row_level_changes_match_duckdb_after_every_statement") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -355,7 +354,11 @@ async fn random_row_level_changes_match_duckdb_after_every_statement() {
     icefloe::sql::register(&ctx);
     run(&ctx, "CREATE SCHEMA db").await;
     let cases = [
-        ("db.random_cow", "PARTITION BY (region, bucket(3, id))", 1u64),
+        (
+            "db.random_cow",
+            "PARTITION BY (region, bucket(3, id))",
+            1u64,
+        ),
         (
             "db.random_mor",
             "PARTITION BY (day(d)) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', \
