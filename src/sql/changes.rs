@@ -191,6 +191,14 @@ impl TableChanges {
     }
 }
 
+/// `earlier AND filter` (`filter` alone when there is no earlier one).
+fn and(earlier: Option<Expr>, filter: Expr) -> Expr {
+    match earlier {
+        Some(f) => f.and(filter),
+        None => filter,
+    }
+}
+
 fn metrics_of(plan: &Arc<dyn ExecutionPlan>) -> ChangeMetrics {
     let get = |name: &str| plan_metric(plan, name).unwrap_or(0) as u64;
     ChangeMetrics {
@@ -214,10 +222,7 @@ pub struct Delete<'a> {
 impl Delete<'_> {
     /// Deletes only the rows `filter` holds for (ANDed with earlier filters).
     pub fn filter(mut self, filter: Expr) -> Self {
-        self.filter = Some(match self.filter.take() {
-            Some(f) => f.and(filter),
-            None => filter,
-        });
+        self.filter = Some(and(self.filter.take(), filter));
         self
     }
 
@@ -249,10 +254,7 @@ impl Update<'_> {
 
     /// Updates only the rows `filter` holds for (ANDed with earlier filters).
     pub fn filter(mut self, filter: Expr) -> Self {
-        self.filter = Some(match self.filter.take() {
-            Some(f) => f.and(filter),
-            None => filter,
-        });
+        self.filter = Some(and(self.filter.take(), filter));
         self
     }
 
