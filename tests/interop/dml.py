@@ -2,6 +2,7 @@
 
     dml.py check WAREHOUSE
     dml.py steps WAREHOUSE
+    dml.py evolve WAREHOUSE TABLE COLUMN   PyIceberg adds an identity partition field on COLUMN
 
 
 WAREHOUSE/dml.json lists tables, each with the DuckDB DDL of the same columns, the statements
@@ -58,7 +59,20 @@ def steps(warehouse):
     return ok
 
 
+def evolve(warehouse, name, column):
+    from pyiceberg.transforms import IdentityTransform
+    catalog = SqlCatalog("default", uri=f"sqlite:///{warehouse}/catalog.db",
+                         warehouse=f"file://{warehouse}")
+    table = catalog.load_table(name)
+    with table.update_spec() as update:
+        update.add_field(column, IdentityTransform(), f"{column}_evolved")
+    print(f"{name}: partition spec {catalog.load_table(name).spec()}")
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == "evolve":
+        evolve(argv[2], argv[3], argv[4])
+        return 0
     if len(argv) == 3 and argv[1] == "steps":
         return 0 if steps(argv[2]) else 1
     if len(argv) != 3 or argv[1] != "check":

@@ -2,7 +2,8 @@
 //! DELETE, UPDATE, MERGE, TRUNCATE, INSERT OVERWRITE) run by icefloe on Iceberg tables and by DuckDB on native tables
 //! must leave the same rows, and PyIceberg and DuckDB's iceberg extension must read icefloe's
 //! tables (position deletes included) as DuckDB's native answer. Tables cover copy-on-write and
-//! merge-on-read (v2 position deletes, v3 deletion vectors), v1, v2 and v3, unpartitioned and partitioned (identity, day, bucket,
+//! merge-on-read (v2 position deletes, v3 deletion vectors), v1, v2 and v3, a partition spec
+//! evolved (by PyIceberg) between statements, unpartitioned and partitioned (identity, day, bucket,
 //! truncate), NULLs in keys and partition columns. The Python side is `tests/interop/dml.py`.
 
 use std::path::Path;
@@ -152,6 +153,44 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
             "name": case.name,
             "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
             "statements": statements,
+            "metadata_location": table.metadata_location(),
+            "icefloe_rows": rows,
+        }));
+    }
+    // An evolved partition spec: PyIceberg adds `region` to an unpartitioned table between
+    // icefloe's statements (old files stay unpartitioned, new ones are partitioned).
+    for mode in ["copy-on-write", "merge-on-read"] {
+        let name = format!("db.evolved_{}", mode.replace('-', "_"));
+        let create = format!(
+            "CREATE TABLE {name} ({COLUMNS}) TBLPROPERTIES ('write.delete.mode' = '{mode}', \
+             'write.update.mode' = '{mode}', 'write.merge.mode' = '{mode}')"
+        );
+        run(&ctx, &create).await;
+        let all = statements();
+        let (before, after) = all.split_at(3);
+        for statement in before {
+            run(&ctx, &statement.replace("{t}", &name)).await;
+        }
+        assert!(
+            interop_py_script(
+                &python,
+                Path::new("dml.py"),
+                &["evolve", &warehouse, &name, "region"]
+            ),
+            "PyIceberg could not evolve {name}"
+        );
+        for statement in after {
+            run(&ctx, &statement.replace("{t}", &name)).await;
+        }
+        let rows = dir.path().join(format!("{name}.arrow"));
+        dump(&ctx, &format!("SELECT * FROM {name}"), &rows).await;
+        let (namespace, short) = name.split_once('.').unwrap();
+        let table = catalog.load_table(namespace, short).await.unwrap();
+        assert_eq!(table.metadata().partition_specs.len(), 2, "{name}: evolved");
+        tables.push(json!({
+            "name": name,
+            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
+            "statements": all,
             "metadata_location": table.metadata_location(),
             "icefloe_rows": rows,
         }));
