@@ -485,6 +485,36 @@ async fn rest_sql_ddl_and_dml_on_a_rest_catalog_read_back_by_pyiceberg() {
         "{read}"
     );
 
+    // Row-level changes commit through the server too (copy-on-write and merge-on-read);
+    // PyIceberg reads the result.
+    run(r#"DELETE FROM "bronze.icefloe_sql".orders WHERE id = 2"#).await;
+    run(r#"UPDATE "bronze.icefloe_sql".orders SET amount = amount * 2 WHERE region = 'eu'"#).await;
+    run(
+        r#"CREATE TABLE "bronze.icefloe_sql".mor (id BIGINT, v VARCHAR)
+           TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')"#,
+    )
+    .await;
+    run(r#"INSERT INTO "bronze.icefloe_sql".mor VALUES (1, 'a'), (2, 'b'), (3, 'c')"#).await;
+    run(r#"DELETE FROM "bronze.icefloe_sql".mor WHERE id IN (SELECT id FROM "bronze.icefloe_sql".orders)"#)
+        .await;
+    let read = server.pyiceberg(&["read", "bronze.icefloe_sql.orders"]);
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        3,
+        "{read}"
+    );
+    assert!(
+        read.contains(r#""amount": 10.5, "id": 3, "region": "eu""#),
+        "{read}"
+    );
+    let read = server.pyiceberg(&["read", "bronze.icefloe_sql.mor"]);
+    assert_eq!(
+        read.lines().filter(|l| l.contains("\"id\"")).count(),
+        1,
+        "only id 2 is not an order left: {read}"
+    );
+    assert!(read.contains(r#""id": 2"#), "{read}");
+
     // DROP TABLE removes it from the catalog; a missing one is an error naming it.
     run(r#"DROP TABLE "bronze.icefloe_sql".eu"#).await;
     let eu = TableIdent::new(Namespace::new(["bronze", "icefloe_sql"]).unwrap(), "eu").unwrap();
