@@ -16,7 +16,9 @@
 //! `write.delete.mode = merge-on-read`). Each measured change starts from the same snapshot:
 //! after it, the branch is rolled back (not measured).
 //!
-//! `ICEFLOE_DML_BENCH_ROWS` sets the row count (default 10,000,000; a multiple of 100 files).
+//! `ICEFLOE_DML_BENCH_ROWS` sets the row count (default 10,000,000; a multiple of 100 files);
+//! with `ICEFLOE_DML_BENCH_KEEP` the warehouse is kept (its path printed) for DuckDB's figures on
+//! the same rows: `benches/peers/duckdb_dml.py <warehouse>`.
 //!
 //! Run: `cargo bench --bench dml -- --warm-up-time 1 --measurement-time 10`.
 
@@ -133,7 +135,12 @@ async fn rollback(ctx: &SessionContext, table: &str, snapshot: i64) {
 
 fn dml(c: &mut Criterion) {
     let rt = Runtime::new().expect("tokio runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let mut dir = tempfile::tempdir().expect("tempdir");
+    if std::env::var_os("ICEFLOE_DML_BENCH_KEEP").is_some() {
+        // For benches/peers/duckdb_dml.py.
+        println!("dml bench: warehouse kept at {}", dir.path().display());
+        dir.disable_cleanup(true);
+    }
     let db = dir.path().join("catalog.db");
     let ctx = rt.block_on(async {
         SqliteCatalog::create(&db, "default", FileIO::default()).expect("catalog");
@@ -156,6 +163,8 @@ fn dml(c: &mut Criterion) {
         (current(&ctx, "cow").await, current(&ctx, "mor").await)
     });
     let deleted = total / 100;
+        });
+    }
     let data_dir = dir.path().join("db/cow/data");
     let baseline = rt.block_on(support::listing_ctx(&data_dir));
     let out = tempfile::tempdir().expect("tempdir");
@@ -224,6 +233,31 @@ fn dml(c: &mut Criterion) {
             .await
             .expect("append");
     });
+    // After the rollbacks, the table's files are the 100 it was made with.
+    if std::env::var_os("ICEFLOE_DML_BENCH_KEEP").is_some() {
+        rt.block_on(async {
+            for table in ["cow", "source"] {
+                let query = format!("SELECT file_path FROM db.\"{table}$files\"");
+                let batches = sql(&ctx, &query).await;
+                let paths: Vec<String> = batches
+                    .iter()
+                    .flat_map(|b| {
+                        let column = datafusion::arrow::compute::cast(
+                            b.column(0),
+                            &datafusion::arrow::datatypes::DataType::Utf8,
+                        )
+                        .expect("cast");
+                        column
+                            .as_string::<i32>()
+                            .iter()
+                            .flatten()
+                            .map(str::to_string)
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                std::fs::write(dir.path().join(format!("{table}_files.txt")), paths.join("\n"))
+                    .expect("file list");
+            }
     let mut group = c.benchmark_group("merge 100,000 rows");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
