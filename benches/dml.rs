@@ -163,8 +163,6 @@ fn dml(c: &mut Criterion) {
         (current(&ctx, "cow").await, current(&ctx, "mor").await)
     });
     let deleted = total / 100;
-        });
-    }
     let data_dir = dir.path().join("db/cow/data");
     let baseline = rt.block_on(support::listing_ctx(&data_dir));
     let out = tempfile::tempdir().expect("tempdir");
@@ -255,9 +253,14 @@ fn dml(c: &mut Criterion) {
                             .collect::<Vec<_>>()
                     })
                     .collect();
-                std::fs::write(dir.path().join(format!("{table}_files.txt")), paths.join("\n"))
-                    .expect("file list");
+                std::fs::write(
+                    dir.path().join(format!("{table}_files.txt")),
+                    paths.join("\n"),
+                )
+                .expect("file list");
             }
+        });
+    }
     let mut group = c.benchmark_group("merge 100,000 rows");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
