@@ -14,7 +14,7 @@
 //! file: 100 files of 100,000 rows, 10 per partition), `value DOUBLE`, `tag VARCHAR`, in a
 //! SQLite catalog in a temporary directory (two copies: `db.cow`, `db.mor` with
 //! `write.delete.mode = merge-on-read`). Each measured change starts from the same snapshot:
-//! after it, the branch is rolled back (not measured).
+//! after it, the branch is rolled back (not measured: `iter_custom` times the statement alone).
 //!
 //! `ICEFLOE_DML_BENCH_ROWS` sets the row count (default 10,000,000; a multiple of 100 files);
 //! with `ICEFLOE_DML_BENCH_KEEP` the warehouse is kept (its path printed) for DuckDB's figures on
@@ -27,9 +27,9 @@ mod support;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use datafusion::arrow::array::{
     ArrayRef, AsArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
 };
@@ -184,18 +184,20 @@ fn dml(c: &mut Criterion) {
     });
     for (table, base) in [("cow", cow_base), ("mor", mor_base)] {
         group.bench_function(format!("icefloe DELETE, {table}"), |b| {
-            b.iter_batched(
-                || (),
-                |_| {
-                    rt.block_on(async {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut spent = Duration::ZERO;
+                    for _ in 0..iters {
                         let statement = format!("DELETE FROM db.{table} {delete}");
+                        let started = Instant::now();
                         let count = one_i64(&ctx, &statement).await;
+                        spent += started.elapsed();
                         assert_eq!(count, deleted);
                         rollback(&ctx, table, base).await;
-                    })
-                },
-                BatchSize::PerIteration,
-            )
+                    }
+                    spent
+                })
+            })
         });
     }
     group.finish();
@@ -203,11 +205,17 @@ fn dml(c: &mut Criterion) {
     let mut group = c.benchmark_group("delete a partition");
     group.sample_size(20);
     group.bench_function("icefloe DELETE WHERE part = 3 (metadata only)", |b| {
-        b.iter(|| {
+        b.iter_custom(|iters| {
             rt.block_on(async {
-                let count = one_i64(&ctx, "DELETE FROM db.cow WHERE part = 3").await;
-                assert_eq!(count, total / PARTITIONS);
-                rollback(&ctx, "cow", cow_base).await;
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    let count = one_i64(&ctx, "DELETE FROM db.cow WHERE part = 3").await;
+                    spent += started.elapsed();
+                    assert_eq!(count, total / PARTITIONS);
+                    rollback(&ctx, "cow", cow_base).await;
+                }
+                spent
             })
         })
     });
@@ -265,14 +273,20 @@ fn dml(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
     group.bench_function("icefloe MERGE, cow", |b| {
-        b.iter(|| {
+        b.iter_custom(|iters| {
             rt.block_on(async {
                 let statement = "MERGE INTO db.cow t USING db.source s ON t.id = s.id \
                     WHEN MATCHED THEN UPDATE SET value = s.value \
                     WHEN NOT MATCHED THEN INSERT (id, part, f, value, tag) \
                     VALUES (s.id, 0, -1, s.value, 'new')";
-                one_i64(&ctx, statement).await;
-                rollback(&ctx, "cow", cow_base).await;
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    assert_eq!(one_i64(&ctx, statement).await, 100_000);
+                    spent += started.elapsed();
+                    rollback(&ctx, "cow", cow_base).await;
+                }
+                spent
             })
         })
     });
