@@ -52,7 +52,7 @@ use crate::spec::properties::{
 use crate::spec::{FormatVersion, Literal, Schema};
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
-use crate::transaction::{Isolation, RowDelta, WriteTarget};
+use crate::transaction::{Isolation, RowDelta, WriteTarget, delete_all};
 use crate::write::{
     AppendWriter, DeletionVector, OnCommit, write_deletion_vectors, write_position_deletes,
 };
@@ -476,27 +476,26 @@ impl RowChangeSink {
                         }
                     }
                     _ => {
-                        let mut by_partition: BTreeMap<
-                            PartitionKey,
-                            BTreeMap<String, RoaringTreemap>,
-                        > = BTreeMap::new();
+                        // One delete file per partition: keyed by spec and the tuple's text,
+                        // ordered once per data file.
+                        let mut by_partition: BTreeMap<(i32, String), PartitionDeletes> =
+                            BTreeMap::new();
                         for task in &tasks {
                             let path = &task.data_file.file_path;
                             if let Some(deleted) = gathered.positions.get(path) {
-                                let key = PartitionKey(
-                                    task.partition_spec_id,
-                                    task.data_file.partition.clone(),
-                                );
+                                let partition = &task.data_file.partition;
+                                let key = (task.partition_spec_id, format!("{partition:?}"));
                                 by_partition
                                     .entry(key)
-                                    .or_default()
+                                    .or_insert_with(|| (partition.clone(), BTreeMap::new()))
+                                    .1
                                     .insert(path.clone(), deleted.clone());
                             }
                             delta = delta.touch(task.partition_spec_id, &task.data_file);
                         }
                         let metadata = change.table.metadata();
                         let mut files = Vec::new();
-                        for (PartitionKey(spec_id, partition), deletes) in &by_partition {
+                        for ((spec_id, _), (partition, deletes)) in &by_partition {
                             let written_file =
                                 write_position_deletes(io, metadata, *spec_id, partition, deletes)
                                     .await;
@@ -703,23 +702,8 @@ async fn deleted_positions(
     }
 }
 
-/// A partition of a spec, ordered for grouping.
-#[derive(Debug, Clone, PartialEq)]
-struct PartitionKey(i32, Vec<Option<Literal>>);
-
-impl Eq for PartitionKey {}
-
-impl PartialOrd for PartitionKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for PartitionKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.0, format!("{:?}", self.1)).cmp(&(other.0, format!("{:?}", other.1)))
-    }
-}
+/// A partition's tuple and the deleted positions of each of its data files.
+type PartitionDeletes = (Vec<Option<Literal>>, BTreeMap<String, RoaringTreemap>);
 
 /// The changed positions of each data file (by `file_path`), and how many there are.
 #[derive(Debug, Default)]
@@ -833,13 +817,6 @@ fn for_each_identity(
         f(values.value(index), position);
     }
     Ok(())
-}
-
-/// Deletes files (best effort: they are unreferenced either way).
-async fn delete_all(io: &FileIO, paths: &[String]) {
-    for path in paths {
-        let _ = io.delete(path).await;
-    }
 }
 
 impl DisplayAs for RowChangeSink {

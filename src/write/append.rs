@@ -16,7 +16,7 @@ use crate::io::FileIO;
 use crate::spec::properties::WRITE_TARGET_FILE_SIZE_BYTES;
 use crate::spec::{DataFile, Literal, PartitionSpec, Schema, TableMetadata};
 use crate::table::Table;
-use crate::transaction::{FastAppend, WriteTarget};
+use crate::transaction::{FastAppend, WriteTarget, delete_all};
 
 /// How many partition files an [`AppendWriter`] keeps open at once by default.
 pub const MAX_OPEN_FILES_DEFAULT: usize = 64;
@@ -295,13 +295,6 @@ impl AppendWriter {
                 Err(e)
             }
         }
-    }
-}
-
-/// Deletes files (best effort: files no snapshot references are harmless).
-async fn delete_all(io: &FileIO, paths: &[String]) {
-    for path in paths {
-        let _ = io.delete(path).await;
     }
 }
 

@@ -210,9 +210,7 @@ impl IcebergSink {
             Ok(table) => Ok(table),
             Err(e @ Error::CommitStateUnknown { .. }) => Err(e),
             Err(e) => {
-                for path in &paths {
-                    let _ = io.delete(path).await;
-                }
+                crate::transaction::delete_all(&io, &paths).await;
                 Err(e)
             }
         }
