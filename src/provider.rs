@@ -58,6 +58,29 @@ pub struct IcebergTableProvider {
     write_target: Option<WriteTarget>,
     /// Whether scans also yield `_file` and `_pos` ([`Self::with_row_ids`]).
     row_ids: bool,
+    /// What the scans with row identities planned, for the statement reading them.
+    row_scans: Option<Arc<RowScans>>,
+}
+
+/// What the scans of a provider with row identities ([`IcebergTableProvider::with_row_ids`])
+/// planned, kept for the row-level statement that reads it: its sink then knows the tasks of
+/// the files it changes without planning again.
+#[derive(Debug, Default)]
+pub(crate) struct RowScans {
+    /// Data files every row of which this matches (by their metrics) are not read but listed
+    /// as whole: a DELETE's whole condition.
+    drop_whole: Option<Predicate>,
+    planned: std::sync::Mutex<Option<PlannedRows>>,
+}
+
+/// The files the last scan with row identities planned.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PlannedRows {
+    /// The tasks it reads.
+    pub(crate) scanned: Vec<FileScanTask>,
+    /// The tasks it left out because every row matches [`RowScans::drop_whole`] (none have
+    /// equality deletes).
+    pub(crate) whole: Vec<FileScanTask>,
 }
 
 /// What a scan plans.
@@ -145,6 +168,7 @@ impl IcebergTableProvider {
             arrow_schema,
             write_target: None,
             row_ids: false,
+            row_scans: None,
         })
     }
 
@@ -171,8 +195,29 @@ impl IcebergTableProvider {
         // A fixed view: the statement's rows and its commit are stated on this version.
         with.table = Arc::new(RwLock::new(self.table()));
         with.row_ids = true;
+        with.row_scans = Some(Arc::default());
         with.arrow_schema = Arc::new(with_row_id_fields(&self.arrow_schema));
         Ok(with)
+    }
+
+    /// This provider (one with row identities) with its scans leaving out the data files every
+    /// row of which matches `predicate` by their metrics (and that have no equality deletes):
+    /// they are listed in [`Self::planned_rows`] as whole instead. For a DELETE whose whole
+    /// condition is `predicate`, which drops those files without reading them.
+    pub(crate) fn dropping_whole_files(mut self, predicate: Predicate) -> Self {
+        if self.row_ids {
+            self.row_scans = Some(Arc::new(RowScans {
+                drop_whole: Some(predicate),
+                planned: Default::default(),
+            }));
+        }
+        self
+    }
+
+    /// What the last scan of this provider (one with row identities) planned.
+    pub(crate) fn planned_rows(&self) -> Option<PlannedRows> {
+        let scans = self.row_scans.as_ref()?;
+        scans.planned.lock().ok()?.clone()
     }
 
     /// Whether scans yield the row-identity columns ([`Self::with_row_ids`]).
@@ -438,6 +483,25 @@ impl TableProvider for IcebergTableProvider {
             keep_files_for_limit(&mut plan.tasks, limit);
             plan.stats.data_files_scanned = plan.tasks.len();
         }
+        if let Some(scans) = &self.row_scans {
+            let whole: Vec<FileScanTask>;
+            (whole, plan.tasks) = match &scans.drop_whole {
+                Some(p) => plan.tasks.into_iter().partition(|t| {
+                    !t.deletes
+                        .iter()
+                        .any(|d| d.file.content == crate::spec::DataContentType::EqualityDeletes)
+                        && crate::expr::eval::metrics::file_all_match(p, &t.data_file)
+                }),
+                None => (Vec::new(), plan.tasks),
+            };
+            plan.stats.data_files_scanned = plan.tasks.len();
+            if let Ok(mut planned) = scans.planned.lock() {
+                *planned = Some(PlannedRows {
+                    scanned: plan.tasks.clone(),
+                    whole,
+                });
+            }
+        }
         let input = ScanInput {
             table: &table,
             schema: &self.schema,
@@ -582,6 +646,8 @@ impl IcebergTableProvider {
             base_snapshot,
             condition: None,
             whole_files: Vec::new(),
+            whole_partitions: false,
+            scanned_files: None,
             on_commit: Some(follow),
         })
     }

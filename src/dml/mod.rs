@@ -35,7 +35,7 @@ use datafusion::datasource::sink::DataSink;
 use datafusion::error::Result as DFResult;
 use datafusion::execution::{SendableRecordBatchStream, SessionStateBuilder, TaskContext};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, execute_stream};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlanProperties};
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 
@@ -49,7 +49,7 @@ use crate::spec::properties::{
     DELETE_ISOLATION_LEVEL, DELETE_MODE, MERGE_ISOLATION_LEVEL, MERGE_MODE, Property, RowLevelMode,
     UPDATE_ISOLATION_LEVEL, UPDATE_MODE,
 };
-use crate::spec::{FormatVersion, Literal, Schema};
+use crate::spec::{DataFile, FormatVersion, Literal, Schema};
 use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
 use crate::transaction::{Isolation, RowDelta, WriteTarget, delete_all};
@@ -126,11 +126,17 @@ pub struct RowChange {
     /// The statement's condition, when it is known whole (no subquery): concurrent appends
     /// conflict only when they may hold matching rows (serializable isolation).
     pub condition: Option<Predicate>,
-    /// Data files every live row of which the statement changes, known from metadata: removed
-    /// without being read, with the delete files of their partitions (every data file of a
-    /// partition must then be among them: a DELETE whose condition the partition tuples
-    /// decide) or, for TRUNCATE, every delete file.
+    /// Data files every live row of which the statement changes, known from metadata (a
+    /// DELETE whose condition their partition tuples or column metrics decide, TRUNCATE):
+    /// removed without being read, with the delete files that reference them alone (see
+    /// [`Self::whole_partitions`]; TRUNCATE: every delete file).
     pub whole_files: Vec<FileScanTask>,
+    /// Whether `whole_files` are every data file of their partitions (the condition is
+    /// decided by the partition tuples): the delete files of those partitions go too.
+    pub whole_partitions: bool,
+    /// The tasks the statement's scan planned, when known: they include every data file with
+    /// a changed row (checked), so the sink need not plan the snapshot again.
+    pub scanned_files: Option<Vec<FileScanTask>>,
     /// Called with the committed table.
     pub on_commit: Option<OnCommit>,
 }
@@ -349,7 +355,7 @@ impl RowChangeSink {
     async fn apply(
         &self,
         gathered: Gathered,
-        mut writer: AppendWriter,
+        writer: AppendWriter,
         mode: RowLevelMode,
         io: &FileIO,
         context: &Arc<TaskContext>,
@@ -394,13 +400,15 @@ impl RowChangeSink {
             changed += u64::try_from(task.data_file.record_count)
                 .unwrap_or(0)
                 .saturating_sub(already);
-            let scope = match change.kind {
-                RowChangeKind::Truncate => DeleteScope::All,
-                _ => DeleteScope::Partition,
+            let scope = match (change.kind, change.whole_partitions) {
+                (RowChangeKind::Truncate, _) => DeleteScope::All,
+                (_, true) => DeleteScope::Partition,
+                (_, false) => DeleteScope::Referenced,
             };
             delta = remove_with_deletes(delta, task, scope);
         }
         let mut written: Vec<String> = Vec::new();
+        let mut rewritten: Vec<(i32, DataFile)> = Vec::new();
         match mode {
             RowLevelMode::CopyOnWrite => {
                 let existing = match deleted_positions(io, &tasks).await {
@@ -423,9 +431,15 @@ impl RowChangeSink {
                     }
                     delta = remove_with_deletes(delta, task, DeleteScope::Referenced);
                 }
-                if let Err(e) = self.rewrite(rewrite, &gathered, &mut writer, context).await {
-                    writer.abort().await;
-                    return Err(no_files(e));
+                match self.rewrite(rewrite, &gathered, context).await {
+                    Ok(files) => {
+                        written.extend(files.iter().map(|(_, f)| f.file_path.clone()));
+                        rewritten = files;
+                    }
+                    Err(e) => {
+                        writer.abort().await;
+                        return Err(no_files(e));
+                    }
                 }
             }
             RowLevelMode::MergeOnRead => {
@@ -494,22 +508,38 @@ impl RowChangeSink {
                             delta = delta.touch(task.partition_spec_id, &task.data_file);
                         }
                         let metadata = change.table.metadata();
+                        // Each file written in a task of its own.
+                        let mut writes = tokio::task::JoinSet::new();
+                        for ((spec_id, _), (partition, deletes)) in by_partition {
+                            let (io, metadata) = (io.clone(), Arc::clone(metadata));
+                            writes.spawn(async move {
+                                let file = write_position_deletes(
+                                    &io, &metadata, spec_id, &partition, &deletes,
+                                )
+                                .await;
+                                file.map(|f| (spec_id, f))
+                            });
+                        }
                         let mut files = Vec::new();
-                        for ((spec_id, _), (partition, deletes)) in &by_partition {
-                            let written_file =
-                                write_position_deletes(io, metadata, *spec_id, partition, deletes)
-                                    .await;
-                            match written_file {
-                                Ok(file) => {
-                                    written.push(file.file_path.clone());
-                                    files.push((*spec_id, file));
+                        let mut failure = None;
+                        while let Some(file) = writes.join_next().await {
+                            match file {
+                                Ok(Ok(file)) => {
+                                    written.push(file.1.file_path.clone());
+                                    files.push(file);
                                 }
+                                Ok(Err(e)) => failure = failure.or(Some(e)),
                                 Err(e) => {
-                                    writer.abort().await;
-                                    return Err((e, written));
+                                    failure = failure.or(Some(Error::invalid(change.name(), e)))
                                 }
                             }
                         }
+                        if let Some(e) = failure {
+                            writer.abort().await;
+                            return Err((e, written));
+                        }
+                        // In the order of the partitions (the commit's manifests list them so).
+                        files.sort_by_key(|(spec, f)| (*spec, format!("{:?}", f.partition)));
                         files
                     }
                 };
@@ -520,7 +550,10 @@ impl RowChangeSink {
             }
         }
         let data_files = match writer.finish().await {
-            Ok(files) => files,
+            Ok(mut files) => {
+                files.extend(rewritten);
+                files
+            }
             Err(e) => return Err((e, written)),
         };
         let metric = |name: &'static str| MetricBuilder::new(&self.metrics).global_counter(name);
@@ -560,7 +593,7 @@ impl RowChangeSink {
                 "rows were read from a table without a snapshot",
             ));
         };
-        let tasks = plan_files(change.table.io(), change.table.metadata(), snapshot).await?;
+        let changed = |t: &FileScanTask| gathered.positions.contains_key(&t.data_file.file_path);
         let vector_files = |t: &FileScanTask| -> Vec<String> {
             t.deletes
                 .iter()
@@ -568,15 +601,25 @@ impl RowChangeSink {
                 .map(|d| d.file.file_path.clone())
                 .collect()
         };
+        // The scan's own tasks, when they hold every changed file and no deletion vector that
+        // shares a Puffin file with others needs carrying over; else the snapshot's.
+        let scanned = change.scanned_files.as_ref().filter(|tasks| {
+            let changed: Vec<&FileScanTask> = tasks.iter().filter(|t| changed(t)).collect();
+            changed.len() == gathered.positions.len()
+                && !(whole_vectors && changed.iter().any(|t| !vector_files(t).is_empty()))
+        });
+        let tasks = match scanned {
+            Some(tasks) => tasks.clone(),
+            None => plan_files(change.table.io(), change.table.metadata(), snapshot).await?,
+        };
         let replaced: HashSet<String> = match whole_vectors {
             true => tasks
                 .iter()
-                .filter(|t| gathered.positions.contains_key(&t.data_file.file_path))
+                .filter(|t| changed(t))
                 .flat_map(vector_files)
                 .collect(),
             false => HashSet::new(),
         };
-        let changed = |t: &FileScanTask| gathered.positions.contains_key(&t.data_file.file_path);
         let mut affected: Vec<FileScanTask> = Vec::new();
         let mut found = 0;
         for task in tasks {
@@ -610,45 +653,101 @@ impl RowChangeSink {
     }
 
     /// Copy-on-write: writes the rows of `tasks` that the statement did not change (existing
-    /// deletes applied by the scan) into `writer`.
+    /// deletes applied by the scan) into new data files: one scan of them all, each of its
+    /// partitions copied by a writer of its own in a task of its own (so files are encoded in
+    /// parallel). Returns the files written; after a failure none are left.
     async fn rewrite(
         &self,
         tasks: Vec<FileScanTask>,
         gathered: &Gathered,
-        writer: &mut AppendWriter,
         context: &Arc<TaskContext>,
-    ) -> Result<()> {
+    ) -> Result<Vec<(i32, DataFile)>> {
         if tasks.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let change = &self.change;
         let state = SessionStateBuilder::new()
             .with_config(context.session_config().clone())
             .with_runtime_env(context.runtime_env())
             .build();
+        let changed: HashMap<String, RoaringTreemap> = tasks
+            .iter()
+            .filter_map(|t| {
+                let path = &t.data_file.file_path;
+                Some((path.clone(), gathered.positions.get(path)?.clone()))
+            })
+            .collect();
+        let changed = Arc::new(Gathered {
+            positions: changed,
+            ..Gathered::default()
+        });
         let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
-        let width = arrow_schema.fields().len();
         let input = ScanInput {
             table: &change.table,
             schema: &change.schema,
-            arrow_schema: Arc::clone(&arrow_schema),
+            arrow_schema,
             tasks,
             stats: PlanStats::default(),
             row_ids: true,
         };
         let plan = build_exec(&state, input, None, &[], None).await?;
-        let mut rows = execute_stream(plan, state.task_ctx())?;
-        let name = change.name();
+        let io = change.table.io();
+        let metadata = change.table.metadata();
+        let mut copies = tokio::task::JoinSet::new();
+        for partition in 0..plan.output_partitioning().partition_count() {
+            let rows = plan.execute(partition, state.task_ctx())?;
+            let writer = AppendWriter::new(io, metadata, &change.schema)?;
+            let (changed, name) = (Arc::clone(&changed), change.name());
+            copies.spawn(copy_unchanged(rows, changed, writer, name));
+        }
+        let mut files = Vec::new();
+        let mut failure = None;
+        while let Some(copied) = copies.join_next().await {
+            match copied {
+                Ok(Ok(written)) => files.extend(written),
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(e) => failure = failure.or(Some(Error::invalid(change.name(), e))),
+            }
+        }
+        if let Some(e) = failure {
+            let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
+            delete_all(io, &paths).await;
+            return Err(e);
+        }
+        Ok(files)
+    }
+}
+
+/// Writes the rows of `rows` (the table's columns, then `_file`, `_pos`) that `changed` does
+/// not hold into `writer`'s files, and closes them (or deletes them after a failure).
+async fn copy_unchanged(
+    mut rows: SendableRecordBatchStream,
+    changed: Arc<Gathered>,
+    mut writer: AppendWriter,
+    name: String,
+) -> Result<Vec<(i32, DataFile)>> {
+    let copied = async {
         while let Some(batch) = rows.next().await {
             let batch = batch?;
-            let keep = gathered.unchanged(&batch, width, width + 1)?;
-            let kept = filter_record_batch(&batch, &keep).map_err(|e| Error::invalid(&name, e))?;
-            let values = kept
+            let width = batch.num_columns() - 2;
+            let keep = changed.unchanged(&batch, width, width + 1)?;
+            let values = batch
                 .project(&(0..width).collect::<Vec<_>>())
                 .map_err(|e| Error::invalid(&name, e))?;
-            writer.write(&values).await?;
+            let kept = filter_record_batch(&values, &keep).map_err(|e| Error::invalid(&name, e))?;
+            if kept.num_rows() > 0 {
+                writer.write(&kept).await?;
+            }
         }
-        Ok(())
+        Ok::<_, Error>(())
+    }
+    .await;
+    match copied {
+        Ok(()) => writer.finish().await,
+        Err(e) => {
+            writer.abort().await;
+            Err(e)
+        }
     }
 }
 
@@ -726,17 +825,14 @@ impl Gathered {
     /// not already there.
     fn add(&mut self, batch: &RecordBatch, file: usize, pos: usize) -> Result<usize> {
         let mut fresh = 0;
-        for_each_identity(batch, file, pos, |path, position| {
-            let inserted = match self.positions.get_mut(path) {
-                Some(bitmap) => bitmap.insert(position),
-                None => {
-                    let mut bitmap = RoaringTreemap::new();
-                    bitmap.insert(position);
-                    self.positions.insert(path.to_string(), bitmap);
-                    true
-                }
+        for_each_run(batch, file, pos, |path, positions| {
+            let bitmap = match self.positions.get_mut(path) {
+                Some(bitmap) => bitmap,
+                None => self.positions.entry(path.to_string()).or_default(),
             };
-            fresh += usize::from(inserted);
+            for position in positions {
+                fresh += usize::from(bitmap.insert(*position));
+            }
         })?;
         self.rows += fresh as u64;
         Ok(fresh)
@@ -746,12 +842,11 @@ impl Gathered {
     /// change.
     fn unchanged(&self, batch: &RecordBatch, file: usize, pos: usize) -> Result<BooleanArray> {
         let mut keep = Vec::with_capacity(batch.num_rows());
-        for_each_identity(batch, file, pos, |path, position| {
-            let changed = self
-                .positions
-                .get(path)
-                .is_some_and(|bitmap| bitmap.contains(position));
-            keep.push(!changed);
+        for_each_run(batch, file, pos, |path, positions| {
+            match self.positions.get(path) {
+                Some(bitmap) => keep.extend(positions.iter().map(|p| !bitmap.contains(*p))),
+                None => keep.extend(std::iter::repeat_n(true, positions.len())),
+            }
         })?;
         Ok(BooleanArray::from(keep))
     }
@@ -770,12 +865,13 @@ fn action_codes(batch: &RecordBatch, column: usize) -> Result<Vec<u8>> {
         .collect())
 }
 
-/// Calls `f` with the data file path and position of each row of `batch`.
-fn for_each_identity(
+/// Calls `f` with each run of consecutive rows of `batch` in one data file, in order: the
+/// file's path and the rows' positions in it (so a batch of one file costs one lookup).
+fn for_each_run(
     batch: &RecordBatch,
     file: usize,
     pos: usize,
-    mut f: impl FnMut(&str, u64),
+    mut f: impl FnMut(&str, &[u64]),
 ) -> Result<()> {
     let bad = |what: &str, column: &ArrayRef| {
         Error::invalid(
@@ -805,6 +901,8 @@ fn for_each_identity(
             (None, plain.as_string::<i32>())
         }
     };
+    let mut run: Vec<u64> = Vec::new();
+    let mut run_file: Option<(usize, &str)> = None;
     for row in 0..batch.num_rows() {
         let index = keys.map_or(row, |k| k.value(row) as usize);
         if positions.is_null(row) || keys.map_or(values.is_null(row), |k| k.is_null(row)) {
@@ -813,8 +911,20 @@ fn for_each_identity(
                 "a row has no identity (_file or _pos is NULL)",
             ));
         }
-        let position = u64::try_from(positions.value(row)).unwrap_or(0);
-        f(values.value(index), position);
+        // Dictionary keys name a run's file; plain strings are compared.
+        let same = run_file
+            .is_some_and(|(i, p)| i == index || (keys.is_none() && p == values.value(index)));
+        if !same {
+            if let Some((_, path)) = run_file {
+                f(path, &run);
+            }
+            run.clear();
+            run_file = Some((index, values.value(index)));
+        }
+        run.push(u64::try_from(positions.value(row)).unwrap_or(0));
+    }
+    if let Some((_, path)) = run_file {
+        f(path, &run);
     }
     Ok(())
 }

@@ -176,3 +176,105 @@ async fn without_icefloes_planning_datafusion_s_hooks_are_refused_and_nothing_is
     assert!(err.contains("icefloe::sql::register"), "{err}");
     assert_eq!(rows(&ctx).await.len(), 5);
 }
+
+/// Runs `statements` on `ctx` (with icefloe's planning) and returns the last one's rows.
+async fn run_all(ctx: &SessionContext, statements: &[&str]) -> Vec<RecordBatch> {
+    let mut last = Vec::new();
+    for statement in statements {
+        last = super::super::sql(ctx, statement)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    last
+}
+
+/// The path of the data file of `db.<table>` whose `id` bounds hold `id`.
+async fn files_holding(ctx: &SessionContext, table: &str, id: i64) -> String {
+    let query = format!(
+        "SELECT file_path FROM db.\"{table}$files\" WHERE content = 0 AND \
+         readable_metrics['id']['lower_bound'] <= {id} AND readable_metrics['id']['upper_bound'] >= {id}"
+    );
+    let batches = run_all(ctx, &[&query]).await;
+    let column = datafusion::arrow::compute::cast(
+        batches[0].column(0),
+        &datafusion::arrow::datatypes::DataType::Utf8,
+    )
+    .unwrap();
+    column.as_string::<i32>().value(0).to_string()
+}
+
+#[tokio::test]
+async fn delete_drops_files_whose_metrics_prove_every_row_matches_without_reading_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = scratch(dir.path()).await;
+    super::super::register(&ctx);
+    // Three files of an unpartitioned merge-on-read table; the second has a deleted row.
+    run_all(
+        &ctx,
+        &[
+            "CREATE TABLE db.w (id BIGINT NOT NULL, n BIGINT) TBLPROPERTIES ('format-version' = '2', 'write.delete.mode' = 'merge-on-read')",
+            "INSERT INTO db.w VALUES (1, 10), (2, 20), (3, 30)",
+            "INSERT INTO db.w VALUES (4, 40), (5, 50), (6, 60)",
+            "INSERT INTO db.w VALUES (7, 70), (8, NULL), (9, 90)",
+            "DELETE FROM db.w WHERE id = 5",
+        ],
+    )
+    .await;
+    // Files 2 and 3 hold only ids >= 4: they go whole, so they need not exist to be dropped.
+    let second = files_holding(&ctx, "w", 4).await;
+    let third = files_holding(&ctx, "w", 7).await;
+    for file in [&second, &third] {
+        let path = file.strip_prefix("file://").unwrap_or(file);
+        std::fs::remove_file(path).unwrap();
+    }
+    let w = TableChanges::of(&ctx, "db.w").await.unwrap();
+    let deleted = w
+        .delete()
+        .filter(col("id").gt_eq(lit(2i64)))
+        .execute()
+        .await
+        .unwrap();
+    // 2, 3 from the first file (a deletion of 2 rows), 4 and 6 (5 was deleted), 7, 8 and 9.
+    assert_eq!(deleted.rows_deleted, 7);
+    assert_eq!(deleted.data_files_removed, 2);
+    assert_eq!(deleted.delete_files_added, 1);
+    let left = run_all(&ctx, &["SELECT id FROM db.w ORDER BY id"]).await;
+    let ids: Vec<i64> = left
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+        .collect();
+    assert_eq!(ids, [1]);
+    let summary = run_all(
+        &ctx,
+        &["SELECT summary['deleted-data-files'], summary['deleted-records'], summary['total-records'] FROM db.\"w$snapshots\" ORDER BY committed_at DESC LIMIT 1"],
+    )
+    .await;
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&summary)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("| 2 ") && text.contains("| 6 "), "{text}");
+
+    // A NULL in a column of the condition proves nothing: that file is read (and, gone from
+    // disk, fails the statement, which changes nothing).
+    run_all(
+        &ctx,
+        &[
+            "CREATE TABLE db.v (id BIGINT NOT NULL, n BIGINT)",
+            "INSERT INTO db.v VALUES (1, 10), (2, NULL)",
+        ],
+    )
+    .await;
+    let only = files_holding(&ctx, "v", 1).await;
+    std::fs::remove_file(only.strip_prefix("file://").unwrap_or(&only)).unwrap();
+    let v = TableChanges::of(&ctx, "db.v").await.unwrap();
+    let err = v.delete().filter(col("n").gt(lit(0i64))).execute().await;
+    assert!(err.is_err(), "the file with a NULL was not read");
+    let snapshots = run_all(&ctx, &["SELECT count(*) FROM db.\"v$snapshots\""]).await;
+    assert_eq!(
+        snapshots[0].column(0).as_primitive::<Int64Type>().value(0),
+        1
+    );
+}

@@ -22,7 +22,8 @@
 //! `EXPLAIN DELETE ...` changes nothing. (In `EXPLAIN` the statement shows as
 //! `Dml: op=[Insert Into]`; its physical plan as `DataSinkExec: sink=IcebergRowChange: ...`.)
 //! A DELETE whose condition reads only identity-partition columns, with no subquery, removes
-//! whole files from metadata without reading them.
+//! whole files from metadata without reading them; one with another whole condition does so
+//! for the files whose column metrics prove every row matches, and reads the others.
 
 use std::fmt;
 use std::sync::Arc;
@@ -87,8 +88,15 @@ fn rewrite(dml: DmlStatement) -> DFResult<Transformed<LogicalPlan>> {
     let Some(provider) = iceberg_provider(&dml) else {
         return Ok(Transformed::no(LogicalPlan::Dml(dml)));
     };
-    let scanned = Arc::new(provider.with_row_ids()?);
     let condition = whole_condition(&dml.input, kind);
+    let mut scanned = provider.with_row_ids()?;
+    if kind == RowChangeKind::Delete
+        && let Some(predicate) = exact_predicate(condition.as_ref(), scanned.iceberg_schema())
+    {
+        // Files whose every row matches go without being read.
+        scanned = scanned.dropping_whole_files(predicate);
+    }
+    let scanned = Arc::new(scanned);
     let input = with_row_ids(dml.input.as_ref().clone(), &dml.table_name, &scanned)?;
     let identity = |input: &LogicalPlan, name: &str| -> DFResult<Expr> {
         let (qualifier, field) = input.schema().qualified_field_with_unqualified_name(name)?;
@@ -222,6 +230,16 @@ fn with_row_ids(
     Ok(plan)
 }
 
+/// `condition` as an Iceberg predicate over `schema` when it converts exactly (every
+/// conjunct).
+fn exact_predicate(condition: Option<&Expr>, schema: &crate::spec::Schema) -> Option<Predicate> {
+    let parts: Option<Vec<Predicate>> = split_conjunction(condition?)
+        .into_iter()
+        .map(|c| convert(c, schema))
+        .collect();
+    parts?.into_iter().reduce(Predicate::and)
+}
+
 /// The target DataFusion inserts the changed rows of a DELETE or UPDATE into (see the module
 /// docs): its `insert_into` returns the [`RowChangeSink`] over the planned input.
 pub(super) struct RowChangeTarget {
@@ -247,13 +265,7 @@ impl fmt::Debug for RowChangeTarget {
 impl RowChangeTarget {
     /// The condition as an Iceberg predicate when it converts exactly (every conjunct).
     fn predicate(&self) -> Option<Predicate> {
-        let condition = self.condition.as_ref()?;
-        let schema = self.scanned.iceberg_schema();
-        let parts: Option<Vec<Predicate>> = split_conjunction(condition)
-            .into_iter()
-            .map(|c| convert(c, schema))
-            .collect();
-        parts?.into_iter().reduce(Predicate::and)
+        exact_predicate(self.condition.as_ref(), self.scanned.iceberg_schema())
     }
 
     /// Whether every conjunct of the condition is decided by the partition tuples (then all
@@ -306,7 +318,13 @@ impl TableProvider for RowChangeTarget {
         {
             // Every row of the files the condition matches goes: no file is read.
             change.whole_files = self.scanned.plan(predicate).await?.tasks;
+            change.whole_partitions = true;
             input = Arc::new(EmptyExec::new(input.schema()));
+        } else if let Some(planned) = self.scanned.planned_rows() {
+            // The input's scan is planned: files it found matching whole by their metrics go
+            // without being read; the others it reads are those the sink may change.
+            change.whole_files = planned.whole;
+            change.scanned_files = Some(planned.scanned);
         }
         let sink = RowChangeSink::new(change, input.schema());
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))

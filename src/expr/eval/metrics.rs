@@ -59,6 +59,37 @@ pub fn file_may_match(predicate: &Predicate, file: &DataFile) -> bool {
     may_match(predicate, &|term| file_facts(file, term))
 }
 
+/// Whether every row of `file` matches `predicate`, judged from its column metrics (the
+/// strict counterpart of [`file_may_match`]); `true` only when metadata proves it. A DELETE
+/// drops such a file without reading it.
+///
+/// The proof: each column the predicate reads is known to hold no NULL (and, for floats, no
+/// NaN), so every comparison is TRUE or FALSE on every row and the predicate's negation is
+/// its exact complement; and no row can match that negation ([`file_may_match`]). Delete
+/// files are not looked at: what holds for all of a file's rows holds for its live ones.
+pub fn file_all_match(predicate: &Predicate, file: &DataFile) -> bool {
+    if file.record_count <= 0 {
+        return false;
+    }
+    let plain = |term: &Reference| {
+        let id = term.field_id;
+        file.null_value_counts.get(&id) == Some(&0)
+            && (!is_float(&term.ty) || file.nan_value_counts.get(&id) == Some(&0))
+    };
+    every_term(predicate, &plain) && !file_may_match(&predicate.clone().negate(), file)
+}
+
+/// Whether `f` holds for the column of every leaf of `predicate`.
+fn every_term(predicate: &Predicate, f: &dyn Fn(&Reference) -> bool) -> bool {
+    match predicate {
+        Predicate::AlwaysTrue | Predicate::AlwaysFalse => true,
+        Predicate::And(a, b) | Predicate::Or(a, b) => every_term(a, f) && every_term(b, f),
+        Predicate::Unary { term, .. }
+        | Predicate::Binary { term, .. }
+        | Predicate::Set { term, .. } => f(term),
+    }
+}
+
 /// The facts of one column of `file`, read from its metric maps.
 fn file_facts(file: &DataFile, term: &Reference) -> ColumnFacts {
     let id = term.field_id;

@@ -911,3 +911,95 @@ fn generated_files_never_lose_a_matching_row() {
     // The evaluator does prune: the property is not met by answering `true` everywhere.
     assert!(pruned * 5 > cases, "only {pruned} of {cases} pruned");
 }
+
+#[test]
+fn all_rows_match_when_bounds_prove_it() {
+    let x = col(1, PrimitiveType::Long);
+    let file = file_with(1, &bounded(100, 0, None, L::Long(10), L::Long(50)));
+    let c = |op, v| cmp(op, &x, L::Long(v));
+    let cases = [
+        ("lt above upper", c(Lt, 51), true),
+        ("lt at upper", c(Lt, 50), false),
+        ("le at upper", c(LtEq, 50), true),
+        ("gt below lower", c(Gt, 9), true),
+        ("ge inside", c(GtEq, 11), false),
+        ("ne outside", c(NotEq, 60), true),
+        ("ne inside", c(NotEq, 20), false),
+        ("eq", c(Eq, 10), false),
+        ("range", c(GtEq, 10).and(c(LtEq, 50)), true),
+        (
+            "or of halves, not proved leaf by leaf",
+            c(Lt, 30).or(c(GtEq, 30)),
+            false,
+        ),
+        ("or with a proved side", c(Lt, 60).or(c(Eq, 20)), true),
+        ("not null", un(UnaryOp::NotNull, &x), true),
+        ("is null", un(UnaryOp::IsNull, &x), false),
+        ("always", Predicate::AlwaysTrue, true),
+    ];
+    for (name, p, expected) in &cases {
+        assert_eq!(file_all_match(p, &file), *expected, "{name}: {p:?}");
+    }
+    // A NULL makes `x < 51` unknown on that row; unknown null counts prove nothing.
+    let with_nulls = file_with(1, &bounded(100, 1, None, L::Long(10), L::Long(50)));
+    assert!(!file_all_match(&c(Lt, 51), &with_nulls));
+    let mut unknown = bounded(100, 0, None, L::Long(10), L::Long(50));
+    unknown.nulls = None;
+    assert!(!file_all_match(&c(Lt, 51), &file_with(1, &unknown)));
+    // Empty and imported (negative count) files are never dropped by metrics.
+    let mut empty = file.clone();
+    empty.record_count = 0;
+    assert!(!file_all_match(&c(Lt, 51), &empty));
+    // Floats need a known NaN count of 0.
+    let d = col(2, PrimitiveType::Double);
+    let below = |m: &Metrics| file_all_match(&cmp(Lt, &d, L::Double(5.0)), &file_with(2, m));
+    assert!(below(&bounded(
+        10,
+        0,
+        Some(0),
+        L::Double(1.0),
+        L::Double(2.0)
+    )));
+    assert!(!below(&bounded(
+        10,
+        0,
+        Some(1),
+        L::Double(1.0),
+        L::Double(2.0)
+    )));
+    assert!(!below(&bounded(
+        10,
+        0,
+        None,
+        L::Double(1.0),
+        L::Double(2.0)
+    )));
+}
+
+#[test]
+fn generated_files_all_match_only_when_every_row_matches() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut cases, mut proved) = (0, 0);
+    for _ in 0..3_000 {
+        let column = Column::random(&mut rng);
+        let term = col(1, column.ty.clone());
+        let file = column.file(&mut rng, 1);
+        for _ in 0..10 {
+            let p = column.random_predicate(&mut rng, &term, 2);
+            let all = file_all_match(&p, &file);
+            let every_row = column
+                .rows
+                .iter()
+                .all(|r| eval(&p, r, false) == Some(true) && eval(&p, r, true) == Some(true));
+            assert!(
+                !all || every_row,
+                "claimed every row: {p:?}\nrows {:?}\nfile {file:?}",
+                column.rows
+            );
+            cases += 1;
+            proved += usize::from(all);
+        }
+    }
+    // The evaluator does prove some: the property is not met by answering `false` everywhere.
+    assert!(proved * 20 > cases, "only {proved} of {cases} proved");
+}
