@@ -150,9 +150,11 @@ async fn lineage(catalog: &SqliteCatalog, table: &str) -> BTreeMap<i64, (Option<
 
 /// A copy-on-write DELETE of a v3 table rewrites the files it touches; every row left keeps
 /// the `_row_id` and `_last_updated_sequence_number` it had, stored explicitly in the new
-/// file, including rows a second rewrite copies again. A v2 table's rewrite stores none.
+/// file, including rows a second rewrite copies again. UPDATE and MERGE keep the ids of the
+/// rows they change and give them the commit's sequence number; MERGE's inserts get new ids.
+/// A v2 table's rewrite stores none.
 #[tokio::test]
-async fn copy_on_write_delete_keeps_every_rows_lineage() {
+async fn copy_on_write_changes_keep_every_rows_lineage() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("catalog.db");
     let catalog = SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
@@ -187,6 +189,33 @@ async fn copy_on_write_delete_keeps_every_rows_lineage() {
     kept.remove(&3);
     kept.remove(&6);
     assert_eq!(again, kept);
+
+    // UPDATE: the new version keeps the row's id and takes the commit's sequence number
+    // (5: two inserts, two deletes, then this); the row copied beside it keeps its own.
+    run(&ctx, &["UPDATE db.t SET n = 41 WHERE id = 4"]).await;
+    let updated = lineage(&catalog, "t").await;
+    kept.insert(4, (Some(3), 5));
+    assert_eq!(updated, kept);
+
+    // MERGE: the updated row keeps its id, the inserted one gets a new id.
+    run(
+        &ctx,
+        &[
+            "CREATE TABLE db.s (id BIGINT NOT NULL, n BIGINT)",
+            "INSERT INTO db.s VALUES (5, 0), (8, 80)",
+            "MERGE INTO db.t t USING db.s s ON t.id = s.id \
+             WHEN MATCHED THEN UPDATE SET n = s.n \
+             WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, s.n)",
+        ],
+    )
+    .await;
+    let merged = lineage(&catalog, "t").await;
+    let (inserted_id, inserted_sequence) = merged[&8];
+    kept.insert(5, (Some(4), 6));
+    kept.insert(8, (inserted_id, 6));
+    assert_eq!(merged, kept);
+    assert!(inserted_id.is_some_and(|id| id >= 7), "{inserted_id:?}");
+    assert_eq!(inserted_sequence, 6);
 
     // v2: no lineage columns are written.
     run(

@@ -218,7 +218,14 @@ impl RowChangeSink {
         let mode = change.mode()?;
         let io = change.table.io().clone();
         let metadata = Arc::clone(change.table.metadata());
-        let mut writer = AppendWriter::new(&io, &metadata, &change.schema)?;
+        let mut writer = match lineage::carries_lineage(&metadata) {
+            true => AppendWriter::new(
+                &io,
+                &metadata,
+                &lineage::with_lineage_columns(&change.schema),
+            )?,
+            false => AppendWriter::new(&io, &metadata, &change.schema)?,
+        };
         let gathered = match self.gather(data, &mut writer).await {
             Ok(gathered) => gathered,
             Err(e) => {
@@ -297,6 +304,11 @@ impl RowChangeSink {
                 .map_err(|e| Error::invalid(change.name(), e))
         };
         let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
+        // v3: the new rows carry the lineage of the rows they replace.
+        let mut lineage = match lineage::carries_lineage(change.table.metadata()) {
+            true => Some(lineage::ChangedRowIds::new(change)?),
+            false => None,
+        };
         let mut gathered = Gathered::default();
         let name = change.name();
         let twice = || {
@@ -334,7 +346,13 @@ impl RowChangeSink {
                         actions.iter().filter(|a| **a == ACTION_UPDATE).count() as u64;
                     if rows.num_rows() > 0 {
                         let values = values_of(&rows)?;
-                        let values = crate::write::conform(values, &arrow_schema, &name, "merged")?;
+                        let mut values =
+                            crate::write::conform(values, &arrow_schema, &name, "merged")?;
+                        if let Some(lineage) = &mut lineage {
+                            let (files, positions) =
+                                (rows.column(file_column), rows.column(pos_column));
+                            values = lineage.attach(values, files, positions).await?;
+                        }
                         writer.write(&values).await?;
                     }
                 }
@@ -343,8 +361,13 @@ impl RowChangeSink {
                         return Err(twice());
                     }
                     gathered.updated += batch.num_rows() as u64;
-                    let values =
+                    let mut values =
                         crate::write::conform(values_of(&batch)?, &arrow_schema, &name, "updated")?;
+                    if let Some(lineage) = &mut lineage {
+                        let (files, positions) =
+                            (batch.column(file_column), batch.column(pos_column));
+                        values = lineage.attach(values, files, positions).await?;
+                    }
                     writer.write(&values).await?;
                 }
                 _ => {
