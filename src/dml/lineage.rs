@@ -138,7 +138,7 @@ impl Inherited {
         let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
         columns[row_id_column] = Arc::new(row_ids.finish());
         columns[sequence_column] = Arc::new(sequences.finish());
-        RecordBatch::try_new(batch.schema(), columns).map_err(|e| bad_rows(e))
+        RecordBatch::try_new(batch.schema(), columns).map_err(bad_rows)
     }
 }
 
