@@ -57,6 +57,11 @@ use crate::write::{
     AppendWriter, DeletionVector, OnCommit, write_deletion_vectors, write_position_deletes,
 };
 
+mod lineage;
+pub use lineage::{
+    LAST_UPDATED_SEQUENCE_NUMBER, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID, ROW_ID_FIELD_ID,
+};
+
 /// What a row-level statement does with the rows it is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowChangeKind {
@@ -213,7 +218,14 @@ impl RowChangeSink {
         let mode = change.mode()?;
         let io = change.table.io().clone();
         let metadata = Arc::clone(change.table.metadata());
-        let mut writer = AppendWriter::new(&io, &metadata, &change.schema)?;
+        let mut writer = match lineage::carries_lineage(&metadata) {
+            true => AppendWriter::new(
+                &io,
+                &metadata,
+                &lineage::with_lineage_columns(&change.schema),
+            )?,
+            false => AppendWriter::new(&io, &metadata, &change.schema)?,
+        };
         let gathered = match self.gather(data, &mut writer).await {
             Ok(gathered) => gathered,
             Err(e) => {
@@ -292,6 +304,11 @@ impl RowChangeSink {
                 .map_err(|e| Error::invalid(change.name(), e))
         };
         let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
+        // v3: the new rows carry the lineage of the rows they replace.
+        let mut lineage = match lineage::carries_lineage(change.table.metadata()) {
+            true => Some(lineage::ChangedRowIds::new(change)?),
+            false => None,
+        };
         let mut gathered = Gathered::default();
         let name = change.name();
         let twice = || {
@@ -329,7 +346,13 @@ impl RowChangeSink {
                         actions.iter().filter(|a| **a == ACTION_UPDATE).count() as u64;
                     if rows.num_rows() > 0 {
                         let values = values_of(&rows)?;
-                        let values = crate::write::conform(values, &arrow_schema, &name, "merged")?;
+                        let mut values =
+                            crate::write::conform(values, &arrow_schema, &name, "merged")?;
+                        if let Some(lineage) = &mut lineage {
+                            let (files, positions) =
+                                (rows.column(file_column), rows.column(pos_column));
+                            values = lineage.attach(values, files, positions).await?;
+                        }
                         writer.write(&values).await?;
                     }
                 }
@@ -338,8 +361,13 @@ impl RowChangeSink {
                         return Err(twice());
                     }
                     gathered.updated += batch.num_rows() as u64;
-                    let values =
+                    let mut values =
                         crate::write::conform(values_of(&batch)?, &arrow_schema, &name, "updated")?;
+                    if let Some(lineage) = &mut lineage {
+                        let (files, positions) =
+                            (batch.column(file_column), batch.column(pos_column));
+                        values = lineage.attach(values, files, positions).await?;
+                    }
                     writer.write(&values).await?;
                 }
                 _ => {
@@ -681,10 +709,17 @@ impl RowChangeSink {
             positions: changed,
             ..Gathered::default()
         });
-        let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
+        // v3: the copies keep their rows' lineage (see the `lineage` module).
+        let lineage = lineage::carries_lineage(change.table.metadata())
+            .then(|| lineage::Inherited::new(&tasks));
+        let schema = match lineage {
+            Some(_) => lineage::with_lineage_columns(&change.schema),
+            None => change.schema.clone(),
+        };
+        let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
         let input = ScanInput {
             table: &change.table,
-            schema: &change.schema,
+            schema: &schema,
             arrow_schema,
             tasks,
             stats: PlanStats::default(),
@@ -696,9 +731,9 @@ impl RowChangeSink {
         let mut copies = tokio::task::JoinSet::new();
         for partition in 0..plan.output_partitioning().partition_count() {
             let rows = plan.execute(partition, state.task_ctx())?;
-            let writer = AppendWriter::new(io, metadata, &change.schema)?;
+            let writer = AppendWriter::new(io, metadata, &schema)?;
             let (changed, name) = (Arc::clone(&changed), change.name());
-            copies.spawn(copy_unchanged(rows, changed, writer, name));
+            copies.spawn(copy_unchanged(rows, changed, lineage.clone(), writer, name));
         }
         let mut files = Vec::new();
         let mut failure = None;
@@ -719,16 +754,22 @@ impl RowChangeSink {
 }
 
 /// Writes the rows of `rows` (the table's columns, then `_file`, `_pos`) that `changed` does
-/// not hold into `writer`'s files, and closes them (or deletes them after a failure).
+/// not hold into `writer`'s files, and closes them (or deletes them after a failure). With
+/// `lineage` (v3) the table's columns are followed by the rows' stored lineage, which is
+/// resolved before the copy.
 async fn copy_unchanged(
     mut rows: SendableRecordBatchStream,
     changed: Arc<Gathered>,
+    lineage: Option<Arc<lineage::Inherited>>,
     mut writer: AppendWriter,
     name: String,
 ) -> Result<Vec<(i32, DataFile)>> {
     let copied = async {
         while let Some(batch) = rows.next().await {
-            let batch = batch?;
+            let batch = match &lineage {
+                Some(lineage) => lineage.resolve(batch?)?,
+                None => batch?,
+            };
             let width = batch.num_columns() - 2;
             let keep = changed.unchanged(&batch, width, width + 1)?;
             let values = batch

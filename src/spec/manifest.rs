@@ -88,7 +88,8 @@ pub struct DataFile {
     pub equality_ids: Option<Vec<i32>>,
     /// 140 `sort_order_id`.
     pub sort_order_id: Option<i32>,
-    /// 142 `first_row_id` (v3).
+    /// 142 `first_row_id` (v3; after inheritance: set on the data files of manifests with a
+    /// `first_row_id`, see [`inherit_first_row_ids`]).
     pub first_row_id: Option<i64>,
     /// 143 `referenced_data_file` (v2 position deletes, v3 deletion vectors).
     pub referenced_data_file: Option<String>,
@@ -262,7 +263,8 @@ pub fn parse_manifest_metadata(bytes: &[u8]) -> Result<ManifestMetadata> {
 /// Decodes a manifest file and applies the inheritance rules of `manifest_file` (its entry in
 /// the manifest list): ADDED entries without snapshot id / sequence numbers take the
 /// manifest's `added_snapshot_id` / `sequence_number`; v1 manifests (no sequence numbers) read
-/// as sequence 0. `partition_type` is the manifest's partition struct (from its spec).
+/// as sequence 0; data files of a v3 data manifest inherit `first_row_id` as
+/// [`inherit_first_row_ids`] says. `partition_type` is the manifest's partition struct (from its spec).
 /// Fields are found by name or field id, not position. Errors are [`crate::Error::Corrupt`]
 /// with an empty path (the caller adds it).
 ///
@@ -308,10 +310,64 @@ pub fn parse_manifest_within(
         sequence_number: manifest_file.sequence_number,
         format_version: metadata.format_version,
     };
-    let entries = file.map_records("manifest_entry", |r| {
+    let mut entries = file.map_records("manifest_entry", |r| {
         manifest_entry(&r, &inherit, partition_type)
     })?;
+    if manifest_file.content == ManifestContent::Data {
+        inherit_first_row_ids(&mut entries, manifest_file.first_row_id)?;
+    }
     Ok(Manifest { metadata, entries })
+}
+
+/// v3 row lineage (spec: "First Row ID Inheritance"): each data file of a data manifest whose
+/// `first_row_id` is null gets the manifest's `first_row_id` (520, from the manifest list)
+/// plus the `record_count` of every data file before it in the manifest that also had a null
+/// `first_row_id`, whatever the entries' status (EXISTING and DELETED entries count too: the
+/// spec sums "all data files that preceded the file"). Written values are kept; with no
+/// manifest `first_row_id` (a v1/v2 list, or a snapshot from before an upgrade to v3) nothing
+/// is assigned. Delete files never get one.
+///
+/// | entry | `record_count` | written `first_row_id` | after inheritance (manifest: 1000) |
+/// |-------|----------------|------------------------|------------------------------------|
+/// | 1     | 25             | 800                    | 800                                |
+/// | 2     | 50             | null                   | 1000                               |
+/// | 3     | 50             | null                   | 1050                               |
+///
+/// An id past `i64::MAX` or a negative `record_count` among them is [`Error::Corrupt`] with
+/// an empty path.
+pub fn inherit_first_row_ids(
+    entries: &mut [ManifestEntry],
+    first_row_id: Option<i64>,
+) -> Result<()> {
+    let Some(mut next) = first_row_id else {
+        return Ok(());
+    };
+    for entry in entries {
+        let file = &mut entry.data_file;
+        if file.content != DataContentType::Data || file.first_row_id.is_some() {
+            continue;
+        }
+        if file.record_count < 0 {
+            return Err(Error::corrupt(
+                "",
+                format!(
+                    "data file {} has a negative record_count ({}): no row ids can be inherited",
+                    file.file_path, file.record_count
+                ),
+            ));
+        }
+        file.first_row_id = Some(next);
+        next = next.checked_add(file.record_count).ok_or_else(|| {
+            Error::corrupt(
+                "",
+                format!(
+                    "the row ids inherited by data file {} pass the largest long",
+                    file.file_path
+                ),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// What entries inherit from their manifest-list entry.

@@ -546,3 +546,87 @@ fn metrics_as_avro_maps() {
     // No sequence_number field but format-version 2: ADDED entries inherit.
     assert_eq!(m.entries[0].sequence_number, Some(4));
 }
+
+fn lineage_entry(
+    status: ManifestStatus,
+    path: &str,
+    rows: i64,
+    first: Option<i64>,
+) -> ManifestEntry {
+    let mut data_file = DataFile::new(DataContentType::Data, path, FileFormat::Parquet, rows, 100);
+    data_file.first_row_id = first;
+    ManifestEntry {
+        status,
+        snapshot_id: Some(1),
+        sequence_number: Some(1),
+        file_sequence_number: Some(1),
+        data_file,
+    }
+}
+
+/// The spec's example ("Row lineage example", manifest `added1`): a written id is kept, null
+/// ones follow the manifest's `first_row_id` by the counts of the earlier null ones, and
+/// EXISTING and DELETED entries count like ADDED ones.
+#[test]
+fn first_row_ids_inherit_from_the_manifest() {
+    use ManifestStatus::{Added, Deleted, Existing};
+    let mut entries = vec![
+        lineage_entry(Existing, "data1", 25, Some(800)),
+        lineage_entry(Added, "data2", 50, None),
+        lineage_entry(Deleted, "data3", 7, None),
+        lineage_entry(Existing, "data4", 3, None),
+        lineage_entry(Added, "data5", 50, None),
+    ];
+    inherit_first_row_ids(&mut entries, Some(1000)).unwrap();
+    let ids: Vec<Option<i64>> = entries.iter().map(|e| e.data_file.first_row_id).collect();
+    assert_eq!(
+        ids,
+        [Some(800), Some(1000), Some(1050), Some(1057), Some(1060)]
+    );
+}
+
+/// Without a manifest `first_row_id` (before v3, or a snapshot from before the upgrade) the
+/// files keep null; delete files never get one; a sum past `i64::MAX` and a negative count
+/// are corrupt.
+#[test]
+fn first_row_ids_not_inherited_without_a_manifest_id() {
+    let mut entries = vec![lineage_entry(ManifestStatus::Added, "a", 5, None)];
+    inherit_first_row_ids(&mut entries, None).unwrap();
+    assert_eq!(entries[0].data_file.first_row_id, None);
+
+    let mut deletes = vec![lineage_entry(ManifestStatus::Added, "d", 5, None)];
+    deletes[0].data_file.content = DataContentType::PositionDeletes;
+    inherit_first_row_ids(&mut deletes, Some(10)).unwrap();
+    assert_eq!(deletes[0].data_file.first_row_id, None);
+
+    let mut huge = vec![
+        lineage_entry(ManifestStatus::Added, "a", i64::MAX, None),
+        lineage_entry(ManifestStatus::Added, "b", 1, None),
+    ];
+    let err = inherit_first_row_ids(&mut huge, Some(1)).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    let mut negative = vec![lineage_entry(ManifestStatus::Added, "n", -1, None)];
+    assert!(inherit_first_row_ids(&mut negative, Some(1)).is_err());
+}
+
+/// A v3 data manifest read through its list entry: the decoder applies the inheritance; a
+/// deletes manifest's list entry passes none down.
+#[test]
+fn parsed_v3_manifest_inherits_first_row_ids() {
+    let schema = entry_schema(data_file_schema(json!([]), false), false);
+    let v3: Vec<(&str, &str)> = V2_METADATA
+        .iter()
+        .map(|(k, v)| (*k, if *k == "format-version" { "3" } else { *v }))
+        .collect();
+    let records = [
+        entry(1, None, None, v2_data_file("a.parquet", 0, record(vec![]))),
+        entry(1, None, None, v2_data_file("b.parquet", 0, record(vec![]))),
+    ];
+    let bytes = write_avro(&schema, &v3, &records);
+    let mut list_entry = manifest_file(42, 9);
+    list_entry.first_row_id = Some(100);
+    let m = parse_manifest(&bytes, &list_entry, &StructType::default()).unwrap();
+    let counts: Vec<i64> = m.entries.iter().map(|e| e.data_file.record_count).collect();
+    let ids: Vec<Option<i64>> = m.entries.iter().map(|e| e.data_file.first_row_id).collect();
+    assert_eq!(ids, [Some(100), Some(100 + counts[0])]);
+}

@@ -252,10 +252,11 @@ fn decoding_inputs(
         })?;
     let partition_type = partition_type(metadata, spec).map_err(|e| e.in_file(path))?;
     let key = format!(
-        "manifest|{}|{}|{}|{partition_type:?}|{}",
+        "manifest|{}|{}|{}|{:?}|{partition_type:?}|{}",
         manifest.added_snapshot_id,
         manifest.sequence_number,
         manifest.min_sequence_number,
+        manifest.first_row_id,
         location_key(io, path)
     );
     Ok((key, partition_type))

@@ -3,6 +3,7 @@
     dml.py check WAREHOUSE
     dml.py steps WAREHOUSE
     dml.py evolve WAREHOUSE TABLE COLUMN   PyIceberg adds an identity partition field on COLUMN
+    dml.py lineage WAREHOUSE               v3 row lineage through copy-on-write changes
 
 
 WAREHOUSE/dml.json lists tables, each with the DuckDB DDL of the same columns, the statements
@@ -18,6 +19,7 @@ import sys
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyiceberg.catalog.sql import SqlCatalog
 
 from compare import canon_rows, same_rows
@@ -69,7 +71,95 @@ def evolve(warehouse, name, column):
     print(f"{name}: partition spec {catalog.load_table(name).spec()}")
 
 
+def row_lineage(metadata_location):
+    """Each live row's `id` -> (`_row_id`, `_last_updated_sequence_number`), derived as the
+    spec says, without icefloe: PyIceberg reads the metadata and manifest entries, DuckDB's
+    avro extension the raw `first_row_id` fields (520, 142: PyIceberg 0.12 does not inherit
+    them), pyarrow the Parquet columns of the reserved field ids. Also returns the snapshot's
+    sequence number and how many files store `_row_id`."""
+    from pyiceberg.table import StaticTable
+
+    table = StaticTable.from_metadata(metadata_location)
+    snapshot = table.current_snapshot()
+    avro, why_not = duckdb_connection()
+    assert avro is not None, why_not
+    rows, stored_files = {}, 0
+    for manifest in snapshot.manifests(table.io):
+        if manifest.content != 0:
+            continue
+        (first,) = avro.execute(
+            "SELECT first_row_id FROM read_avro(?) WHERE manifest_path = ?",
+            [snapshot.manifest_list, manifest.manifest_path],
+        ).fetchone()
+        raw = avro.execute(
+            "SELECT data_file.file_path, data_file.record_count, data_file.first_row_id "
+            "FROM read_avro(?)", [manifest.manifest_path]).fetchall()
+        # First Row ID Inheritance: null ids follow the manifest's, counting every earlier
+        # data file with a null id (whatever its status).
+        inherited, next_id = {}, first
+        for path, count, file_first in raw:
+            if file_first is None and next_id is not None:
+                file_first, next_id = next_id, next_id + count
+            inherited[path] = file_first
+        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+            path = entry.data_file.file_path
+            parquet = pq.read_table(path.removeprefix("file://"))
+            by_id = {int(f.metadata[b"PARQUET:field_id"]): f.name for f in parquet.schema}
+            ids = parquet.column(by_id[1]).to_pylist()
+            stored_ids = (parquet.column(by_id[ROW_ID]).to_pylist() if ROW_ID in by_id
+                          else [None] * len(ids))
+            stored_sequences = (parquet.column(by_id[SEQUENCE]).to_pylist()
+                                if SEQUENCE in by_id else [None] * len(ids))
+            stored_files += ROW_ID in by_id
+            for pos, (key, row_id, sequence) in enumerate(zip(ids, stored_ids, stored_sequences)):
+                if row_id is None and inherited[path] is not None:
+                    row_id = inherited[path] + pos
+                if sequence is None:
+                    sequence = entry.sequence_number
+                assert key not in rows, f"id {key} twice"
+                rows[key] = (row_id, sequence)
+    return rows, snapshot.sequence_number, stored_files
+
+
+ROW_ID, SEQUENCE = 2147483540, 2147483539
+
+
+def lineage(warehouse):
+    """WAREHOUSE/lineage.json: the metadata files of a v3 table after each statement, with the
+    ids each DELETE removed or UPDATE changed. Rows left keep their `_row_id` and sequence
+    number; updated rows keep their `_row_id` and get the update's sequence number; every row
+    has an id, none twice; the rewritten files store `_row_id`."""
+    with open(f"{warehouse}/lineage.json") as f:
+        versions = json.load(f)["versions"]
+    ok, previous = True, None
+    for version in versions:
+        rows, sequence, stored_files = row_lineage(version["metadata"])
+        ids = [row_id for row_id, _ in rows.values()]
+        label = version["statement"]
+        if None in ids or len(set(ids)) != len(ids):
+            print(f"FAIL {label}: row ids missing or repeated: {sorted(rows.items())}")
+            ok = False
+        if previous is not None:
+            expected = {k: v for k, v in previous.items() if k not in version.get("deleted", [])}
+            for key in version.get("updated", []):
+                expected[key] = (previous[key][0], sequence)
+            if version.get("inserted"):
+                expected.update({k: v for k, v in rows.items() if k not in previous})
+            if rows != expected:
+                print(f"FAIL {label}: lineage {sorted(rows.items())} != {sorted(expected.items())}")
+                ok = False
+            if not version.get("inserted") and stored_files == 0:
+                print(f"FAIL {label}: no data file stores _row_id after a rewrite")
+                ok = False
+        print(f"{'ok' if ok else 'FAIL'} {label}: {len(rows)} rows, sequence {sequence}, "
+              f"{stored_files} files storing _row_id")
+        previous = rows
+    return ok
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "lineage":
+        return 0 if lineage(argv[2]) else 1
     if len(argv) == 5 and argv[1] == "evolve":
         evolve(argv[2], argv[3], argv[4])
         return 0

@@ -442,3 +442,71 @@ async fn random_row_level_changes_match_duckdb_after_every_statement() {
         "icefloe and DuckDB disagree after a statement (output above)"
     );
 }
+
+/// v3 row lineage through copy-on-write DELETE and UPDATE, derived from the metadata by
+/// PyIceberg, DuckDB's avro reader and pyarrow (`dml.py lineage`): rows keep their `_row_id`
+/// (stored in the rewritten files by its reserved field id) and sequence number; updated rows
+/// keep their id and take the update's sequence number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v3_row_ids_survive_copy_on_write_changes() {
+    let Some(python) = python("v3_row_ids_survive_copy_on_write_changes") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = SessionContext::new();
+    let db = dir.path().join("catalog.db");
+    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
+    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
+        .await
+        .unwrap();
+    icefloe::sql::register(&ctx);
+    run(&ctx, "CREATE SCHEMA db").await;
+    run(
+        &ctx,
+        &format!(
+            "CREATE TABLE db.lineage ({COLUMNS}) PARTITION BY (region) \
+             TBLPROPERTIES ('format-version' = '3')"
+        ),
+    )
+    .await;
+    let steps: [(String, serde_json::Value); 5] = [
+        (
+            insert(1..=20).replace("{t}", "db.lineage"),
+            json!({"inserted": true}),
+        ),
+        (
+            insert(21..=30).replace("{t}", "db.lineage"),
+            json!({"inserted": true}),
+        ),
+        (
+            "DELETE FROM db.lineage WHERE id % 3 = 0".into(),
+            json!({"deleted": (1..=30).filter(|i| i % 3 == 0).collect::<Vec<i64>>()}),
+        ),
+        (
+            "UPDATE db.lineage SET amount = 0.5 WHERE id IN (4, 22)".into(),
+            json!({"updated": [4, 22]}),
+        ),
+        (
+            "DELETE FROM db.lineage WHERE id = 5".into(),
+            json!({"deleted": [5]}),
+        ),
+    ];
+    let mut versions = Vec::new();
+    for (statement, mut expected) in steps {
+        run(&ctx, &statement).await;
+        let table = catalog.load_table("db", "lineage").await.unwrap();
+        expected["metadata"] = json!(table.metadata_location());
+        expected["statement"] = json!(statement.chars().take(60).collect::<String>());
+        versions.push(expected);
+    }
+    std::fs::write(
+        dir.path().join("lineage.json"),
+        serde_json::to_vec_pretty(&json!({ "versions": versions })).unwrap(),
+    )
+    .unwrap();
+    let warehouse = dir.path().to_str().unwrap();
+    assert!(
+        interop_py_script(&python, Path::new("dml.py"), &["lineage", warehouse]),
+        "row lineage differs from what the metadata says (see the output above)"
+    );
+}
