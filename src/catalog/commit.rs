@@ -94,9 +94,10 @@ pub(crate) fn created_metadata(
     TableMetadata::from_updates(&all, &ApplyContext::new(now_ms()))
 }
 
-/// The JSON bytes of `metadata`, for the file `path`.
+/// The JSON bytes of `metadata`, for the file `path`: compact, as Java and PyIceberg write them
+/// (a table with thousands of snapshots has a metadata file of megabytes, written each commit).
 pub(crate) fn metadata_bytes(metadata: &TableMetadata, path: &str) -> Result<Bytes> {
-    serde_json::to_vec_pretty(&metadata.to_json())
+    serde_json::to_vec(&metadata.to_json())
         .map(Bytes::from)
         .map_err(|e| {
             Error::invalid(

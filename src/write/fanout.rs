@@ -48,8 +48,7 @@ pub fn split_by_partition(
     // The binary single-value form identifies a value of a given type (-0.0 and 0.0 differ, as
     // in Java's partition tuples).
     let mut index: HashMap<Vec<Option<Vec<u8>>>, usize> = HashMap::new();
-    let too_large =
-        || Error::invalid("a batch of more than 2^32 rows", "is too large to split");
+    let too_large = || Error::invalid("a batch of more than 2^32 rows", "is too large to split");
     for run in runs_of_equal_sources(batch.num_rows(), &sources) {
         // Rows with equal source values have equal partition values: one tuple per run.
         let tuple = spec
@@ -102,7 +101,7 @@ fn runs_of_equal_sources(
         return Vec::new();
     }
     if columns.is_empty() {
-        return vec![0..rows];
+        return std::iter::once(0..rows).collect();
     }
     match partition(&columns) {
         Ok(runs) => runs.ranges(),
