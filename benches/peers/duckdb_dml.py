@@ -19,6 +19,17 @@ import time
 
 import duckdb
 
+# The statements of benches/dml.rs, on the table `{t}` (shared with duckdb_iceberg_dml.py).
+STATEMENTS = {
+    "delete 1% over 10 files": "DELETE FROM {t} WHERE f < 10 AND id % 10 = 0",
+    "delete a partition": "DELETE FROM {t} WHERE part = 3",
+    "merge 100,000 rows": (
+        "MERGE INTO {t} USING source s ON {t}.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET value = s.value "
+        "WHEN NOT MATCHED THEN INSERT (id, part, f, value, tag) VALUES (s.id, 0, -1, s.value, 'new')"
+    ),
+}
+
 
 def timed(con, statement):
     started = time.perf_counter()
@@ -41,21 +52,12 @@ def main(argv):
     total = con.execute("SELECT count(*) FROM base").fetchone()[0]
     con.execute("CREATE TABLE source AS SELECT * FROM read_parquet(?)", [files("source")])
     print(f"duckdb {duckdb.__version__}: {total} rows")
-    statements = {
-        "delete 1% over 10 files": "DELETE FROM t WHERE f < 10 AND id % 10 = 0",
-        "delete a partition": "DELETE FROM t WHERE part = 3",
-        "merge 100,000 rows": (
-            "MERGE INTO t USING source s ON t.id = s.id "
-            "WHEN MATCHED THEN UPDATE SET value = s.value "
-            "WHEN NOT MATCHED THEN INSERT (id, part, f, value, tag) VALUES (s.id, 0, -1, s.value, 'new')"
-        ),
-    }
-    for name, statement in statements.items():
+    for name, statement in STATEMENTS.items():
         times = []
         for _ in range(runs):
             con.execute("DROP TABLE IF EXISTS t")
             con.execute("CREATE TABLE t AS SELECT * FROM base")
-            times.append(timed(con, statement))
+            times.append(timed(con, statement.format(t="t")))
         print(f"{name}: median {statistics.median(times) * 1000:.1f} ms "
               f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}, {runs} runs)")
     return 0

@@ -22,15 +22,7 @@ import subprocess
 import sys
 import time
 
-STATEMENTS = {
-    "delete 1% over 10 files": "DELETE FROM {t} WHERE f < 10 AND id % 10 = 0",
-    "delete a partition": "DELETE FROM {t} WHERE part = 3",
-    "merge 100,000 rows": (
-        "MERGE INTO {t} USING source s ON {t}.id = s.id "
-        "WHEN MATCHED THEN UPDATE SET value = s.value "
-        "WHEN NOT MATCHED THEN INSERT (id, part, f, value, tag) VALUES (s.id, 0, -1, s.value, 'new')"
-    ),
-}
+from duckdb_dml import STATEMENTS  # beside this script
 
 
 def duckdb_connection(uri):

@@ -538,37 +538,27 @@ impl RowChangeSink {
                         let metadata = change.table.metadata();
                         // Each file written in a task of its own.
                         let mut writes = tokio::task::JoinSet::new();
-                        for ((spec_id, _), (partition, deletes)) in by_partition {
+                        for (order, ((spec_id, _), (partition, deletes))) in
+                            by_partition.into_iter().enumerate()
+                        {
                             let (io, metadata) = (io.clone(), Arc::clone(metadata));
                             writes.spawn(async move {
                                 let file = write_position_deletes(
                                     &io, &metadata, spec_id, &partition, &deletes,
                                 )
                                 .await;
-                                file.map(|f| (spec_id, f))
+                                file.map(|f| (order, spec_id, f))
                             });
                         }
-                        let mut files = Vec::new();
-                        let mut failure = None;
-                        while let Some(file) = writes.join_next().await {
-                            match file {
-                                Ok(Ok(file)) => {
-                                    written.push(file.1.file_path.clone());
-                                    files.push(file);
-                                }
-                                Ok(Err(e)) => failure = failure.or(Some(e)),
-                                Err(e) => {
-                                    failure = failure.or(Some(Error::invalid(change.name(), e)))
-                                }
-                            }
-                        }
+                        let (mut files, failure) = join_all(writes, &change.name()).await;
+                        written.extend(files.iter().map(|(_, _, f)| f.file_path.clone()));
                         if let Some(e) = failure {
                             writer.abort().await;
                             return Err((e, written));
                         }
                         // In the order of the partitions (the commit's manifests list them so).
-                        files.sort_by_key(|(spec, f)| (*spec, format!("{:?}", f.partition)));
-                        files
+                        files.sort_by_key(|(order, _, _)| *order);
+                        files.into_iter().map(|(_, spec, f)| (spec, f)).collect()
                     }
                 };
                 MetricBuilder::new(&self.metrics)
@@ -735,15 +725,8 @@ impl RowChangeSink {
             let (changed, name) = (Arc::clone(&changed), change.name());
             copies.spawn(copy_unchanged(rows, changed, lineage.clone(), writer, name));
         }
-        let mut files = Vec::new();
-        let mut failure = None;
-        while let Some(copied) = copies.join_next().await {
-            match copied {
-                Ok(Ok(written)) => files.extend(written),
-                Ok(Err(e)) => failure = failure.or(Some(e)),
-                Err(e) => failure = failure.or(Some(Error::invalid(change.name(), e))),
-            }
-        }
+        let (files, failure) = join_all(copies, &change.name()).await;
+        let files: Vec<(i32, DataFile)> = files.into_iter().flatten().collect();
         if let Some(e) = failure {
             let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
             delete_all(io, &paths).await;
@@ -751,6 +734,24 @@ impl RowChangeSink {
         }
         Ok(files)
     }
+}
+
+/// Waits for every task of `tasks`: what the successful ones returned, and the first failure
+/// (a task's error, or its panic as an error of the statement `name`).
+async fn join_all<T: 'static>(
+    mut tasks: tokio::task::JoinSet<Result<T>>,
+    name: &str,
+) -> (Vec<T>, Option<Error>) {
+    let mut done = Vec::new();
+    let mut failure = None;
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(Ok(value)) => done.push(value),
+            Ok(Err(e)) => failure = failure.or(Some(e)),
+            Err(e) => failure = failure.or(Some(Error::invalid(name, e))),
+        }
+    }
+    (done, failure)
 }
 
 /// Writes the rows of `rows` (the table's columns, then `_file`, `_pos`) that `changed` does
