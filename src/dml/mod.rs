@@ -872,7 +872,15 @@ impl Gathered {
                 Some(bitmap) => bitmap,
                 None => self.positions.entry(path.to_string()).or_default(),
             };
-            for position in positions {
+            // Scans yield a file's rows in order: appended at once while they ascend past the
+            // bitmap's last position, inserted one by one from the first that does not.
+            let ascending = match bitmap.append(positions.iter().copied()) {
+                Ok(n) => n,
+                Err(e) => e.valid_until(),
+            };
+            let ascending = usize::try_from(ascending).unwrap_or(positions.len());
+            fresh += ascending;
+            for position in &positions[ascending..] {
                 fresh += usize::from(bitmap.insert(*position));
             }
         })?;
@@ -1009,5 +1017,42 @@ impl DataSink for RowChangeSink {
         context: &Arc<TaskContext>,
     ) -> DFResult<u64> {
         Ok(self.run(data, context).await?)
+    }
+}
+
+#[cfg(test)]
+mod gathered_tests {
+    use super::*;
+
+    fn batch(rows: &[(&str, i64)]) -> RecordBatch {
+        let files = StringArray::from_iter_values(rows.iter().map(|(f, _)| *f));
+        let positions = Int64Array::from_iter_values(rows.iter().map(|(_, p)| *p));
+        RecordBatch::try_from_iter([
+            ("_file", Arc::new(files) as ArrayRef),
+            ("_pos", Arc::new(positions) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn positions_are_counted_once_in_order_or_not() {
+        let mut gathered = Gathered::default();
+        let first = batch(&[("a", 1), ("a", 2), ("a", 9), ("b", 4)]);
+        assert_eq!(gathered.add(&first, 0, 1).unwrap(), 4);
+        // Ascending past the bitmap's end, then back below it, then a repeat.
+        let second = batch(&[
+            ("a", 10),
+            ("a", 12),
+            ("a", 5),
+            ("a", 11),
+            ("a", 2),
+            ("b", 4),
+        ]);
+        assert_eq!(gathered.add(&second, 0, 1).unwrap(), 4);
+        assert_eq!(gathered.rows, 8);
+        let a: Vec<u64> = gathered.positions["a"].iter().collect();
+        assert_eq!(a, [1, 2, 5, 9, 10, 11, 12]);
+        let b: Vec<u64> = gathered.positions["b"].iter().collect();
+        assert_eq!(b, [4]);
     }
 }

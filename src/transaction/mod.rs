@@ -337,12 +337,14 @@ impl Transaction {
             .map(|uuid| TableRequirement::AssertTableUuid { uuid: uuid.clone() })
             .collect();
         let mut updates = Vec::new();
-        let mut preview = metadata.as_ref().clone();
+        // What the earlier actions made of the table (only cloned when there are several).
+        let mut preview = std::borrow::Cow::Borrowed(metadata.as_ref());
         let last = self.actions.len().saturating_sub(1);
         for (i, action) in self.actions.iter_mut().enumerate() {
             let changes = action.changes(&context, &preview).await?;
             if i < last {
-                preview = preview.apply(&changes.updates, &ApplyContext::new(context.now_ms))?;
+                let next = preview.apply(&changes.updates, &ApplyContext::new(context.now_ms))?;
+                preview = std::borrow::Cow::Owned(next);
             }
             requirements.extend(changes.requirements);
             updates.extend(changes.updates);

@@ -27,12 +27,12 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::parquet::arrow::ArrowSchemaConverter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
-use datafusion::parquet::basic::LogicalType;
 use datafusion::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
+use datafusion::parquet::basic::{Encoding, LogicalType};
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::{KeyValue, ParquetMetaData};
 use datafusion::parquet::file::properties::WriterProperties;
-use datafusion::parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
+use datafusion::parquet::schema::types::{ColumnPath, SchemaDescriptor, Type as ParquetType};
 use object_store::ObjectStore;
 use object_store::buffered::BufWriter;
 use object_store::path::Path;
@@ -91,14 +91,30 @@ impl WriterOptions {
         })
     }
 
-    fn writer_properties(&self) -> WriterProperties {
-        WriterProperties::builder()
+    fn writer_properties(&self, layout: &ColumnLayout) -> WriterProperties {
+        let mut builder = WriterProperties::builder()
             .set_compression(self.compression)
             .set_max_row_group_bytes(Some(self.row_group_size_bytes.max(1)))
             .set_max_row_group_row_count(Some(self.row_group_rows.max(1)))
-            .set_data_page_size_limit(self.page_size_bytes.max(1))
-            .build()
+            .set_data_page_size_limit(self.page_size_bytes.max(1));
+        for name in &layout.ascending {
+            builder = builder
+                .set_column_dictionary_enabled(ColumnPath::from(*name), false)
+                .set_column_encoding(ColumnPath::from(*name), Encoding::DELTA_BINARY_PACKED);
+        }
+        builder.build()
     }
+}
+
+/// Choices for particular files made inside the crate (position delete files): how some
+/// columns are encoded, and who knows the bounds.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ColumnLayout {
+    /// Top-level integer columns whose values ascend (a delete file's `pos`): delta-encoded,
+    /// a few bits a value, instead of a dictionary as large as the column.
+    pub(crate) ascending: Vec<&'static str>,
+    /// Whether the caller sets the file's bounds itself: none are collected from the batches.
+    pub(crate) caller_bounds: bool,
 }
 
 /// A byte size as a `usize` (saturating where `usize` is narrower).
@@ -182,7 +198,8 @@ pub struct DataFileWriter {
     location: String,
     schema: Schema,
     arrow_schema: SchemaRef,
-    bounds: BoundsCollector,
+    /// `None` when the caller sets the bounds ([`ColumnLayout::caller_bounds`]).
+    bounds: Option<BoundsCollector>,
     truncate_length: usize,
 }
 
@@ -205,13 +222,32 @@ impl DataFileWriter {
         schema: &Schema,
         props: WriterOptions,
     ) -> Result<Self> {
+        Self::with_layout(
+            store,
+            path,
+            location,
+            schema,
+            props,
+            ColumnLayout::default(),
+        )
+    }
+
+    /// [`Self::new`] with the columns of `layout` written as it says.
+    pub(crate) fn with_layout(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        location: String,
+        schema: &Schema,
+        props: WriterOptions,
+        layout: ColumnLayout,
+    ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(schema)?);
         // No `ARROW:schema` in the footer, as Java writes none: it would carry Arrow-only
         // choices (view types) that readers merging files of several writers (PyIceberg)
         // reject; readers take types from the Parquet schema and the table schema.
         let options = ArrowWriterOptions::new()
             .with_skip_arrow_metadata(true)
-            .with_properties(props.writer_properties())
+            .with_properties(props.writer_properties(&layout))
             .with_parquet_schema(
                 parquet_schema(&arrow_schema, schema).map_err(|e| parquet_error(&location, e))?,
             );
@@ -231,7 +267,7 @@ impl DataFileWriter {
             location,
             schema: schema.clone(),
             arrow_schema,
-            bounds: BoundsCollector::default(),
+            bounds: (!layout.caller_bounds).then(BoundsCollector::default),
             truncate_length: props.truncate_length,
         })
     }
@@ -268,9 +304,11 @@ impl DataFileWriter {
             .map_err(invalid)?;
         let batch =
             RecordBatch::try_new(Arc::clone(&self.arrow_schema), columns).map_err(invalid)?;
-        self.bounds
-            .update(self.schema.columns(), batch.columns())
-            .map_err(|e| in_location(&self.location, e))?;
+        if let Some(bounds) = &mut self.bounds {
+            bounds
+                .update(self.schema.columns(), batch.columns())
+                .map_err(|e| in_location(&self.location, e))?;
+        }
         self.writer
             .write(&batch)
             .await
@@ -294,10 +332,12 @@ impl DataFileWriter {
             .map_err(|e| parquet_error(&self.location, e))?;
         let size = i64::try_from(self.writer.bytes_written()).unwrap_or(i64::MAX);
         let mut file = footer_metrics(&self.location, &metadata, size)?;
-        let bounds = self.bounds.finish(self.truncate_length);
-        file.nan_value_counts = bounds.nan_counts;
-        file.lower_bounds = (!bounds.lower.is_empty()).then_some(bounds.lower);
-        file.upper_bounds = (!bounds.upper.is_empty()).then_some(bounds.upper);
+        if let Some(bounds) = self.bounds {
+            let bounds = bounds.finish(self.truncate_length);
+            file.nan_value_counts = bounds.nan_counts;
+            file.lower_bounds = (!bounds.lower.is_empty()).then_some(bounds.lower);
+            file.upper_bounds = (!bounds.upper.is_empty()).then_some(bounds.upper);
+        }
         Ok(file)
     }
 

@@ -2,12 +2,13 @@
 //! rows, sorted by file path then position, one per partition of the data files they delete
 //! from. Merge-on-read DELETE, UPDATE and MERGE write them for v2 tables.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringViewArray};
 use roaring::RoaringTreemap;
 
+use super::data_file::ColumnLayout;
 use super::{DataFileWriter, WriterOptions};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
@@ -57,12 +58,19 @@ pub async fn write_position_deletes(
     let resolved = io.resolve(&location)?;
     let mut options = WriterOptions::from_properties(metadata)?;
     options.truncate_length = usize::MAX / 2;
-    let mut writer = DataFileWriter::new(
+    // Positions ascend within each data file: delta-encoded, a few bits each (a dictionary
+    // would be as large as the column); the bounds are known here.
+    let layout = ColumnLayout {
+        ascending: vec!["pos"],
+        caller_bounds: true,
+    };
+    let mut writer = DataFileWriter::with_layout(
         resolved.store,
         resolved.path,
         location.clone(),
         &schema,
         options,
+        layout,
     )?;
     let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
     let mut paths: Vec<&str> = Vec::with_capacity(BATCH_ROWS);
@@ -96,10 +104,38 @@ pub async fn write_position_deletes(
     };
     file.content = DataContentType::PositionDeletes;
     file.partition = partition.to_vec();
+    (file.lower_bounds, file.upper_bounds) = bounds(deletes);
     if deletes.len() == 1 {
         file.referenced_data_file = deletes.keys().next().cloned();
     }
     Ok(file)
+}
+
+/// Lower or upper bounds of a delete file, by field id.
+type Bounds = Option<HashMap<i32, Vec<u8>>>;
+
+/// The bounds of the rows of `deletes`, whole: paths in byte order (as `deletes` keeps them),
+/// positions.
+fn bounds(deletes: &BTreeMap<String, RoaringTreemap>) -> (Bounds, Bounds) {
+    let mut paths = deletes
+        .iter()
+        .filter(|(_, positions)| !positions.is_empty())
+        .map(|(path, _)| path);
+    let (Some(first), Some(last)) = (paths.clone().next(), paths.next_back()) else {
+        return (None, None);
+    };
+    let position = |p: u64| Literal::Long(i64::try_from(p).unwrap_or(i64::MAX)).to_bytes();
+    let lowest = deletes.values().filter_map(RoaringTreemap::min).min();
+    let highest = deletes.values().filter_map(RoaringTreemap::max).max();
+    let bound = |path: &str, pos: Option<u64>| {
+        let mut map = HashMap::from([(
+            DELETE_FILE_PATH_FIELD_ID,
+            Literal::String(path.to_string()).to_bytes(),
+        )]);
+        map.extend(pos.map(|p| (DELETE_POS_FIELD_ID, position(p))));
+        Some(map)
+    };
+    (bound(first, lowest), bound(last, highest))
 }
 
 async fn flush(
@@ -151,5 +187,89 @@ mod tests {
         assert_eq!(ids, [2_147_483_546, 2_147_483_545]);
         let names: Vec<&str> = schema.columns().iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["file_path", "pos"]);
+    }
+
+    #[tokio::test]
+    async fn a_file_holds_the_sorted_rows_with_delta_encoded_positions_and_whole_bounds() {
+        use datafusion::arrow::array::AsArray;
+        use datafusion::arrow::datatypes::Int64Type;
+        use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use datafusion::parquet::basic::Encoding;
+
+        let dir = tempfile::tempdir().unwrap();
+        let metadata = TableMetadata::parse(
+            format!(
+                r#"{{"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+                "location": "{}", "last-sequence-number": 0, "last-updated-ms": 1,
+                "last-column-id": 1, "current-schema-id": 0,
+                "schemas": [{{"type": "struct", "schema-id": 0, "fields": []}}],
+                "default-spec-id": 0, "partition-specs": [{{"spec-id": 0, "fields": []}}],
+                "last-partition-id": 999, "default-sort-order-id": 0,
+                "sort-orders": [{{"order-id": 0, "fields": []}}]}}"#,
+                dir.path().display()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        // An absolute path sorts before `a.parquet` (`/` is below `a`): bounds go by bytes.
+        let long = format!("{}/data/b-{}.parquet", dir.path().display(), "x".repeat(40));
+        let deletes = BTreeMap::from([
+            (
+                long.clone(),
+                (0u64..70_000).step_by(7).collect::<RoaringTreemap>(),
+            ),
+            (
+                "a.parquet".to_string(),
+                [3u64, 5, 1 << 33].into_iter().collect(),
+            ),
+        ]);
+        let file = write_position_deletes(&FileIO::default(), &metadata, 0, &[], &deletes)
+            .await
+            .unwrap();
+        assert_eq!(file.record_count, 10_003);
+        assert_eq!(file.referenced_data_file, None);
+        let bound =
+            |bounds: &Option<HashMap<i32, Vec<u8>>>, id| bounds.as_ref().unwrap()[&id].clone();
+        assert_eq!(
+            bound(&file.lower_bounds, DELETE_FILE_PATH_FIELD_ID),
+            long.as_bytes()
+        );
+        assert_eq!(
+            bound(&file.upper_bounds, DELETE_FILE_PATH_FIELD_ID),
+            b"a.parquet"
+        );
+        assert_eq!(
+            bound(&file.lower_bounds, DELETE_POS_FIELD_ID),
+            0i64.to_le_bytes()
+        );
+        assert_eq!(
+            bound(&file.upper_bounds, DELETE_POS_FIELD_ID),
+            (1i64 << 33).to_le_bytes()
+        );
+
+        let bytes = bytes::Bytes::from(std::fs::read(&file.file_path).unwrap());
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
+        let pos = reader.metadata().row_group(0).column(1);
+        assert!(pos.encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED));
+        assert!(!pos.encodings().any(|e| e == Encoding::RLE_DICTIONARY));
+        let mut rows: Vec<(String, i64)> = Vec::new();
+        for batch in reader.build().unwrap() {
+            let batch = batch.unwrap();
+            let paths = datafusion::arrow::compute::cast(
+                batch.column(0),
+                &datafusion::arrow::datatypes::DataType::Utf8,
+            )
+            .unwrap();
+            let positions = batch.column(1).as_primitive::<Int64Type>();
+            for (path, pos) in paths.as_string::<i32>().iter().zip(positions.iter()) {
+                rows.push((path.unwrap().to_string(), pos.unwrap()));
+            }
+        }
+        let expected: Vec<(String, i64)> = deletes
+            .iter()
+            .flat_map(|(path, positions)| positions.iter().map(|p| (path.clone(), p as i64)))
+            .collect();
+        assert_eq!(rows, expected);
     }
 }
