@@ -27,7 +27,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Int64Array, RecordBatch, StringArray,
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBufferBuilder, Int64Array, RecordBatch,
+    StringArray,
 };
 use datafusion::arrow::compute::{cast, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Int32Type, SchemaRef};
@@ -684,8 +685,13 @@ impl RowChangeSink {
             return Ok(Vec::new());
         }
         let change = &self.change;
+        // Twice as many copies as the session runs at once (fewer when there are fewer files):
+        // while one waits or finishes early another keeps its core busy, and at most two row
+        // groups per core are held in memory.
+        let config = context.session_config();
+        let copies = tasks.len().clamp(1, 2 * config.target_partitions().max(1));
         let state = SessionStateBuilder::new()
-            .with_config(context.session_config().clone())
+            .with_config(config.clone().with_target_partitions(copies))
             .with_runtime_env(context.runtime_env())
             .build();
         let changed: HashMap<String, RoaringTreemap> = tasks
@@ -891,15 +897,55 @@ impl Gathered {
     /// Which rows of `batch` (identity in columns `file` and `pos`) the statement did not
     /// change.
     fn unchanged(&self, batch: &RecordBatch, file: usize, pos: usize) -> Result<BooleanArray> {
-        let mut keep = Vec::with_capacity(batch.num_rows());
+        let mut keep = BooleanBufferBuilder::new(batch.num_rows());
         for_each_run(batch, file, pos, |path, positions| {
-            match self.positions.get(path) {
-                Some(bitmap) => keep.extend(positions.iter().map(|p| !bitmap.contains(*p))),
-                None => keep.extend(std::iter::repeat_n(true, positions.len())),
+            let Some(bitmap) = self.positions.get(path) else {
+                keep.append_n(positions.len(), true);
+                return;
+            };
+            match consecutive(positions).and_then(|(first, last)| within(bitmap, first, last)) {
+                // A run of consecutive positions (a scan without earlier deletes): every row
+                // kept but the changed positions of its range, found in the bitmap.
+                Some((first, changed)) => {
+                    let start = keep.len();
+                    keep.append_n(positions.len(), true);
+                    for lo in changed {
+                        keep.set_bit(start + (lo - first) as usize, false);
+                    }
+                }
+                None => {
+                    for p in positions {
+                        keep.append(!bitmap.contains(*p));
+                    }
+                }
             }
         })?;
-        Ok(BooleanArray::from(keep))
+        Ok(BooleanArray::new(keep.finish(), None))
     }
+}
+
+/// The first and last of `positions` when each is one more than the one before.
+fn consecutive(positions: &[u64]) -> Option<(u64, u64)> {
+    let (first, last) = (*positions.first()?, *positions.last()?);
+    positions
+        .windows(2)
+        .all(|w| w[1] == w[0].wrapping_add(1))
+        .then_some((first, last))
+}
+
+/// The low halves of `bitmap`'s positions from `first` to `last`, with the low half of
+/// `first`, when both share their high half (always, below 2^32 rows a file).
+fn within(
+    bitmap: &RoaringTreemap,
+    first: u64,
+    last: u64,
+) -> Option<(u32, roaring::bitmap::Iter<'_>)> {
+    let (high, low) = ((first >> 32) as u32, first as u32);
+    if (last >> 32) as u32 != high {
+        return None;
+    }
+    let (_, part) = bitmap.bitmaps().find(|(h, _)| *h == high)?;
+    Some((low, part.range(low..=last as u32)))
 }
 
 /// The MERGE action of each row of `batch` (column `column`).
@@ -1054,5 +1100,35 @@ mod gathered_tests {
         assert_eq!(a, [1, 2, 5, 9, 10, 11, 12]);
         let b: Vec<u64> = gathered.positions["b"].iter().collect();
         assert_eq!(b, [4]);
+    }
+
+    #[test]
+    fn unchanged_rows_are_those_whose_positions_were_not_gathered() {
+        let mut gathered = Gathered::default();
+        let changed = batch(&[("a", 1), ("a", 3), ("a", 4), ("b", 0), ("c", 1 << 33)]);
+        gathered.add(&changed, 0, 1).unwrap();
+        // Consecutive runs (a, then b), a run with a gap (a), a file without changes (d),
+        // positions past 2^32 (c).
+        let rows = [
+            ("a", 0),
+            ("a", 1),
+            ("a", 2),
+            ("a", 3),
+            ("a", 4),
+            ("a", 5),
+            ("b", 0),
+            ("b", 1),
+            ("a", 7),
+            ("a", 3),
+            ("d", 1),
+            ("c", (1 << 33) - 1),
+            ("c", 1 << 33),
+        ];
+        let keep = gathered.unchanged(&batch(&rows), 0, 1).unwrap();
+        let keep: Vec<bool> = keep.iter().map(Option::unwrap).collect();
+        let expected = [
+            true, false, true, false, false, true, false, true, true, false, true, true, false,
+        ];
+        assert_eq!(keep, expected);
     }
 }
