@@ -197,20 +197,9 @@ mod tests {
         use datafusion::parquet::basic::Encoding;
 
         let dir = tempfile::tempdir().unwrap();
-        let metadata = TableMetadata::parse(
-            format!(
-                r#"{{"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
-                "location": "{}", "last-sequence-number": 0, "last-updated-ms": 1,
-                "last-column-id": 1, "current-schema-id": 0,
-                "schemas": [{{"type": "struct", "schema-id": 0, "fields": []}}],
-                "default-spec-id": 0, "partition-specs": [{{"spec-id": 0, "fields": []}}],
-                "last-partition-id": 999, "default-sort-order-id": 0,
-                "sort-orders": [{{"order-id": 0, "fields": []}}]}}"#,
-                dir.path().display()
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+        let location = dir.path().display().to_string();
+        let json = crate::catalog::test_support::metadata_json(&location);
+        let metadata = TableMetadata::parse(json.as_bytes()).unwrap();
         std::fs::create_dir_all(dir.path().join("data")).unwrap();
         // An absolute path sorts before `a.parquet` (`/` is below `a`): bounds go by bytes.
         let long = format!("{}/data/b-{}.parquet", dir.path().display(), "x".repeat(40));
