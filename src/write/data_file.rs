@@ -91,12 +91,15 @@ impl WriterOptions {
         })
     }
 
-    fn writer_properties(&self, layout: &ColumnLayout) -> WriterProperties {
+    fn writer_properties(&self, layout: &ColumnLayout, plain: &[String]) -> WriterProperties {
         let mut builder = WriterProperties::builder()
             .set_compression(self.compression)
             .set_max_row_group_bytes(Some(self.row_group_size_bytes.max(1)))
             .set_max_row_group_row_count(Some(self.row_group_rows.max(1)))
             .set_data_page_size_limit(self.page_size_bytes.max(1));
+        for name in plain {
+            builder = builder.set_column_dictionary_enabled(ColumnPath::from(name.as_str()), false);
+        }
         for name in &layout.ascending {
             builder = builder
                 .set_column_dictionary_enabled(ColumnPath::from(*name), false)
@@ -194,13 +197,25 @@ fn truncate_length(mode: MetricsMode) -> Result<usize> {
 /// # }
 /// ```
 pub struct DataFileWriter {
-    writer: AsyncArrowWriter<BufWriter>,
+    /// `None` until the first rows arrive (see [`Self::write`]).
+    writer: Option<AsyncArrowWriter<BufWriter>>,
+    /// How to open `writer`.
+    pending: Option<Box<Pending>>,
     location: String,
     schema: Schema,
     arrow_schema: SchemaRef,
     /// `None` when the caller sets the bounds ([`ColumnLayout::caller_bounds`]).
     bounds: Option<BoundsCollector>,
     truncate_length: usize,
+}
+
+/// What opening a [`DataFileWriter`]'s Parquet writer takes.
+struct Pending {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    props: WriterOptions,
+    layout: ColumnLayout,
+    parquet_schema: SchemaDescriptor,
 }
 
 impl std::fmt::Debug for DataFileWriter {
@@ -242,33 +257,63 @@ impl DataFileWriter {
         layout: ColumnLayout,
     ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(schema)?);
-        // No `ARROW:schema` in the footer, as Java writes none: it would carry Arrow-only
-        // choices (view types) that readers merging files of several writers (PyIceberg)
-        // reject; readers take types from the Parquet schema and the table schema.
-        let options = ArrowWriterOptions::new()
-            .with_skip_arrow_metadata(true)
-            .with_properties(props.writer_properties(&layout))
-            .with_parquet_schema(
-                parquet_schema(&arrow_schema, schema).map_err(|e| parquet_error(&location, e))?,
-            );
-        let mut writer = AsyncArrowWriter::try_new_with_options(
-            BufWriter::new(store, path),
-            Arc::clone(&arrow_schema),
-            options,
-        )
-        .map_err(|e| parquet_error(&location, e))?;
-        // Java writers record the table schema in the footer too.
-        writer.append_key_value_metadata(KeyValue::new(
-            "iceberg.schema".to_string(),
-            schema.to_json().to_string(),
-        ));
+        let parquet_schema =
+            parquet_schema(&arrow_schema, schema).map_err(|e| parquet_error(&location, e))?;
         Ok(Self {
-            writer,
+            writer: None,
+            pending: Some(Box::new(Pending {
+                store,
+                path,
+                props: props.clone(),
+                layout: layout.clone(),
+                parquet_schema,
+            })),
             location,
             schema: schema.clone(),
             arrow_schema,
             bounds: (!layout.caller_bounds).then(BoundsCollector::default),
             truncate_length: props.truncate_length,
+        })
+    }
+
+    /// The Parquet writer, opened on the first call with the encodings `first` (the file's
+    /// first rows, if any) suggests: no dictionary for the columns whose values it finds
+    /// (nearly) all distinct ([`high_cardinality_columns`]).
+    fn open(&mut self, first: Option<&RecordBatch>) -> Result<&mut AsyncArrowWriter<BufWriter>> {
+        if let Some(pending) = self.pending.take() {
+            let Pending {
+                store,
+                path,
+                props,
+                layout,
+                parquet_schema,
+            } = *pending;
+            let plain = first.map(high_cardinality_columns).unwrap_or_default();
+            // No `ARROW:schema` in the footer, as Java writes none: it would carry Arrow-only
+            // choices (view types) that readers merging files of several writers (PyIceberg)
+            // reject; readers take types from the Parquet schema and the table schema.
+            let options = ArrowWriterOptions::new()
+                .with_skip_arrow_metadata(true)
+                .with_properties(props.writer_properties(&layout, &plain))
+                .with_parquet_schema(parquet_schema);
+            let mut writer = AsyncArrowWriter::try_new_with_options(
+                BufWriter::new(store, path),
+                Arc::clone(&self.arrow_schema),
+                options,
+            )
+            .map_err(|e| parquet_error(&self.location, e))?;
+            // Java writers record the table schema in the footer too.
+            writer.append_key_value_metadata(KeyValue::new(
+                "iceberg.schema".to_string(),
+                self.schema.to_json().to_string(),
+            ));
+            self.writer = Some(writer);
+        }
+        self.writer.as_mut().ok_or_else(|| {
+            Error::invalid(
+                format_args!("data file {}", self.location),
+                "its writer was not opened",
+            )
         })
     }
 
@@ -304,33 +349,41 @@ impl DataFileWriter {
             .map_err(invalid)?;
         let batch =
             RecordBatch::try_new(Arc::clone(&self.arrow_schema), columns).map_err(invalid)?;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
         if let Some(bounds) = &mut self.bounds {
             bounds
                 .update(self.schema.columns(), batch.columns())
                 .map_err(|e| in_location(&self.location, e))?;
         }
-        self.writer
+        let location = self.location.clone();
+        self.open(Some(&batch))?
             .write(&batch)
             .await
-            .map_err(|e| parquet_error(&self.location, e))
+            .map_err(|e| parquet_error(&location, e))
     }
 
     /// Bytes written so far plus the estimated encoded size of the buffered row group: what a
     /// caller compares with `write.target-file-size-bytes` to roll to a new file.
     pub fn bytes_written(&self) -> u64 {
-        let total = self.writer.bytes_written() + self.writer.in_progress_size();
+        let total = self
+            .writer
+            .as_ref()
+            .map_or(0, |w| w.bytes_written() + w.in_progress_size());
         u64::try_from(total).unwrap_or(u64::MAX)
     }
 
     /// Writes the footer, completes the upload and returns the file's [`DataFile`] (content
     /// data, format Parquet, empty partition tuple: the caller sets it).
     pub async fn close(mut self) -> Result<DataFile> {
-        let metadata = self
-            .writer
+        let location = self.location.clone();
+        let writer = self.open(None)?;
+        let metadata = writer
             .finish()
             .await
-            .map_err(|e| parquet_error(&self.location, e))?;
-        let size = i64::try_from(self.writer.bytes_written()).unwrap_or(i64::MAX);
+            .map_err(|e| parquet_error(&location, e))?;
+        let size = i64::try_from(writer.bytes_written()).unwrap_or(i64::MAX);
         let mut file = footer_metrics(&self.location, &metadata, size)?;
         if let Some(bounds) = self.bounds {
             let bounds = bounds.finish(self.truncate_length);
@@ -344,12 +397,72 @@ impl DataFileWriter {
     /// Gives up on the file: aborts the upload (a multipart upload in progress is cancelled;
     /// nothing was stored before the first part).
     pub async fn abort(self) -> Result<()> {
-        let mut inner = self.writer.into_inner();
+        let Some(writer) = self.writer else {
+            return Ok(());
+        };
+        let mut inner = writer.into_inner();
         inner.abort().await.map_err(|e| Error::Io {
             path: self.location.clone(),
             source: Box::new(e),
         })
     }
+}
+
+/// The rows a file's first batch is sampled at to choose its columns' encodings.
+const SAMPLE_ROWS: usize = 4096;
+
+/// The fewest non-null values of a sample that a column's encoding is chosen from (fewer: the
+/// writer's default, a dictionary).
+const SAMPLE_MIN_VALUES: usize = 1024;
+
+/// The top-level columns of `batch` (by name) that are better written without a dictionary:
+/// primitive or binary ones whose first values ([`SAMPLE_ROWS`]) are all distinct, or nearly
+/// (at most one repeat in 256 values: keys, measurements, timestamps). For such a column a
+/// dictionary is larger than the plain values it replaces and costs a hash-table lookup a value
+/// to build; Parquet's Java writer falls back to plain encoding for the same reason, parquet-rs
+/// only once the dictionary outgrows its page.
+pub(crate) fn high_cardinality_columns(batch: &RecordBatch) -> Vec<String> {
+    use datafusion::common::hash_utils::{RandomState, create_hashes};
+    let rows = batch.num_rows().min(SAMPLE_ROWS);
+    let mut hashes = vec![0u64; rows];
+    let state = RandomState::default();
+    let mut plain = Vec::new();
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        let sampled = match field.data_type() {
+            DataType::Boolean | DataType::Null => false,
+            t => {
+                t.is_primitive()
+                    || matches!(
+                        t,
+                        DataType::Utf8
+                            | DataType::LargeUtf8
+                            | DataType::Utf8View
+                            | DataType::Binary
+                            | DataType::LargeBinary
+                            | DataType::BinaryView
+                            | DataType::FixedSizeBinary(_)
+                    )
+            }
+        };
+        let sample = column.slice(0, rows);
+        if !sampled || rows - sample.null_count() < SAMPLE_MIN_VALUES {
+            continue;
+        }
+        if create_hashes([&sample], &state, &mut hashes).is_err() {
+            continue;
+        }
+        let mut values: Vec<u64> = (0..rows)
+            .filter(|i| sample.is_valid(*i))
+            .map(|i| hashes[i])
+            .collect();
+        let count = values.len();
+        values.sort_unstable();
+        values.dedup();
+        if values.len() >= count - count / 256 {
+            plain.push(field.name().clone());
+        }
+    }
+    plain
 }
 
 /// `column` with the type `target`, which equals its own but for nested field names and

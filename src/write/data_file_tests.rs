@@ -12,7 +12,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::compute::concat_batches;
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::basic::{Compression, GzipLevel, LogicalType, ZstdLevel};
 use object_store::memory::InMemory;
@@ -554,7 +554,7 @@ fn options_come_from_table_properties() {
 
 #[tokio::test]
 async fn batches_without_field_id_metadata_are_written_with_the_table_ids() {
-    use datafusion::arrow::datatypes::{Field, Fields, Schema as ArrowSchema};
+    use datafusion::arrow::datatypes::Fields;
     let inner = StructType::new(vec![NestedField::optional(3, "name", P::String)]);
     let list = ListType {
         element_field: Arc::new(NestedField::optional(5, "element", P::Long)),
@@ -625,4 +625,111 @@ async fn batches_without_field_id_metadata_are_written_with_the_table_ids() {
     );
     assert_eq!(read.offsets(), written.offsets());
     assert_eq!(read.values().as_ref(), written.values().as_ref());
+}
+
+/// Writes `rows` rows of `id` (all distinct), `score` (all distinct, every 7th NULL) and `tag`
+/// (10 values) as one file; the file's footer.
+async fn write_keys(
+    rows: i64,
+) -> (
+    RecordBatch,
+    datafusion::parquet::file::metadata::ParquetMetaData,
+) {
+    let schema = Schema::new(
+        0,
+        vec![
+            NestedField::required(1, "id", P::Long),
+            NestedField::optional(2, "score", P::Double),
+            NestedField::optional(3, "tag", P::String),
+        ],
+    );
+    let arrow = Arc::new(schema_to_arrow(&schema).unwrap());
+    let tags: Vec<String> = (0..rows).map(|i| format!("tag-{}", i % 10)).collect();
+    let tags: ArrayRef = Arc::new(StringArray::from_iter_values(tags));
+    let tags = datafusion::arrow::compute::cast(&tags, arrow.field(2).data_type()).unwrap();
+    let batch = RecordBatch::try_new(
+        arrow,
+        vec![
+            Arc::new(Int64Array::from_iter_values((0..rows).map(|i| i * 3))),
+            Arc::new(Float64Array::from_iter(
+                (0..rows).map(|i| (i % 7 != 0).then_some(i as f64 * 0.25)),
+            )),
+            tags,
+        ],
+    )
+    .unwrap();
+    let store = Arc::new(InMemory::new());
+    let mut w = DataFileWriter::new(
+        Arc::clone(&store) as Arc<dyn ObjectStore>,
+        Path::from("k.parquet"),
+        "memory:///k.parquet".into(),
+        &schema,
+        WriterOptions::default(),
+    )
+    .unwrap();
+    w.write(&batch).await.unwrap();
+    let file = w.close().await.unwrap();
+    assert_eq!(file.record_count, rows);
+    let bytes = read_bytes(&store, "k.parquet").await;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
+    let metadata = builder.metadata().as_ref().clone();
+    let read: Vec<RecordBatch> = builder.build().unwrap().collect::<Result<_, _>>().unwrap();
+    let read = concat_batches(&read[0].schema(), &read).unwrap();
+    for c in 0..3 {
+        let written = datafusion::arrow::compute::cast(batch.column(c), read.column(c).data_type());
+        assert_eq!(
+            read.column(c).as_ref(),
+            written.unwrap().as_ref(),
+            "column {c}"
+        );
+    }
+    (batch, metadata)
+}
+
+#[tokio::test]
+async fn columns_of_distinct_values_are_written_without_a_dictionary() {
+    let (_, metadata) = write_keys(20_000).await;
+    let dictionary = |c: usize| {
+        metadata
+            .row_groups()
+            .iter()
+            .all(|rg| rg.column(c).dictionary_page_offset().is_some())
+    };
+    assert!(!dictionary(0), "id: distinct values");
+    assert!(!dictionary(1), "score: distinct values and NULLs");
+    assert!(dictionary(2), "tag: 10 values");
+    // A file too small to judge keeps the dictionary everywhere.
+    let (_, metadata) = write_keys(500).await;
+    let rg = metadata.row_group(0);
+    assert!((0..3).all(|c| rg.column(c).dictionary_page_offset().is_some()));
+}
+
+#[test]
+fn a_column_is_high_cardinality_when_at_most_one_value_in_256_repeats() {
+    let column = |repeats: i64| -> RecordBatch {
+        // 4096 values, the last `repeats` of them copies of earlier ones.
+        let values = (0..4096).map(|i| if i >= 4096 - repeats { i - 2000 } else { i });
+        let arrow = ArrowSchema::new(vec![Field::new("v", DataType::Int64, false)]);
+        RecordBatch::try_new(
+            Arc::new(arrow),
+            vec![Arc::new(Int64Array::from_iter_values(values))],
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        crate::write::data_file::high_cardinality_columns(&column(0)),
+        ["v"]
+    );
+    assert_eq!(
+        crate::write::data_file::high_cardinality_columns(&column(16)),
+        ["v"]
+    );
+    assert!(crate::write::data_file::high_cardinality_columns(&column(17)).is_empty());
+    let booleans = ArrowSchema::new(vec![Field::new("b", DataType::Boolean, false)]);
+    let booleans = RecordBatch::try_new(
+        Arc::new(booleans),
+        vec![Arc::new(BooleanArray::from(vec![true; 4096]))],
+    )
+    .unwrap();
+    assert!(crate::write::data_file::high_cardinality_columns(&booleans).is_empty());
 }
