@@ -91,19 +91,22 @@ impl WriterOptions {
         })
     }
 
-    fn writer_properties(&self, layout: &ColumnLayout, plain: &[String]) -> WriterProperties {
+    fn writer_properties(&self, layout: &ColumnLayout, chosen: &[Chosen]) -> WriterProperties {
         let mut builder = WriterProperties::builder()
             .set_compression(self.compression)
             .set_max_row_group_bytes(Some(self.row_group_size_bytes.max(1)))
             .set_max_row_group_row_count(Some(self.row_group_rows.max(1)))
             .set_data_page_size_limit(self.page_size_bytes.max(1));
-        for name in plain {
-            builder = builder.set_column_dictionary_enabled(ColumnPath::from(name.as_str()), false);
-        }
-        for name in &layout.ascending {
-            builder = builder
-                .set_column_dictionary_enabled(ColumnPath::from(*name), false)
-                .set_column_encoding(ColumnPath::from(*name), Encoding::DELTA_BINARY_PACKED);
+        let ascending = layout.ascending.iter().map(|name| Chosen {
+            column: name.to_string(),
+            encoding: Encoding::DELTA_BINARY_PACKED,
+        });
+        for choice in chosen.iter().cloned().chain(ascending) {
+            let column = ColumnPath::from(choice.column.as_str());
+            builder = builder.set_column_dictionary_enabled(column.clone(), false);
+            if choice.encoding != Encoding::PLAIN {
+                builder = builder.set_column_encoding(column, choice.encoding);
+            }
         }
         builder.build()
     }
@@ -118,6 +121,9 @@ pub(crate) struct ColumnLayout {
     pub(crate) ascending: Vec<&'static str>,
     /// Whether the caller sets the file's bounds itself: none are collected from the batches.
     pub(crate) caller_bounds: bool,
+    /// Whether the encodings are this layout's alone: none are chosen from the file's first
+    /// rows ([`choose_encodings`]).
+    pub(crate) fixed: bool,
 }
 
 /// A byte size as a `usize` (saturating where `usize` is narrower).
@@ -278,7 +284,7 @@ impl DataFileWriter {
 
     /// The Parquet writer, opened on the first call with the encodings `first` (the file's
     /// first rows, if any) suggests: no dictionary for the columns whose values it finds
-    /// (nearly) all distinct ([`high_cardinality_columns`]).
+    /// (nearly) all distinct ([`choose_encodings`]).
     fn open(&mut self, first: Option<&RecordBatch>) -> Result<&mut AsyncArrowWriter<BufWriter>> {
         if let Some(pending) = self.pending.take() {
             let Pending {
@@ -288,13 +294,16 @@ impl DataFileWriter {
                 layout,
                 parquet_schema,
             } = *pending;
-            let plain = first.map(high_cardinality_columns).unwrap_or_default();
+            let chosen = match (first, layout.fixed) {
+                (Some(first), false) => choose_encodings(first),
+                _ => Vec::new(),
+            };
             // No `ARROW:schema` in the footer, as Java writes none: it would carry Arrow-only
             // choices (view types) that readers merging files of several writers (PyIceberg)
             // reject; readers take types from the Parquet schema and the table schema.
             let options = ArrowWriterOptions::new()
                 .with_skip_arrow_metadata(true)
-                .with_properties(props.writer_properties(&layout, &plain))
+                .with_properties(props.writer_properties(&layout, &chosen))
                 .with_parquet_schema(parquet_schema);
             let mut writer = AsyncArrowWriter::try_new_with_options(
                 BufWriter::new(store, path),
@@ -415,35 +424,55 @@ const SAMPLE_ROWS: usize = 4096;
 /// writer's default, a dictionary).
 const SAMPLE_MIN_VALUES: usize = 1024;
 
-/// The top-level columns of `batch` (by name) that are better written without a dictionary:
-/// primitive or binary ones whose first values ([`SAMPLE_ROWS`]) are all distinct, or nearly
-/// (at most one repeat in 256 values: keys, measurements, timestamps). For such a column a
-/// dictionary is larger than the plain values it replaces and costs a hash-table lookup a value
-/// to build; Parquet's Java writer falls back to plain encoding for the same reason, parquet-rs
-/// only once the dictionary outgrows its page.
-pub(crate) fn high_cardinality_columns(batch: &RecordBatch) -> Vec<String> {
+/// A column written without a dictionary, and how instead.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Chosen {
+    /// The top-level column's name.
+    pub(crate) column: String,
+    /// `PLAIN` or `DELTA_BINARY_PACKED`.
+    pub(crate) encoding: Encoding,
+}
+
+/// The top-level columns of `batch` that are better written without a dictionary: primitive
+/// or binary ones whose first values ([`SAMPLE_ROWS`]) are all distinct, or nearly (at most one
+/// repeat in 256 values: keys, measurements, timestamps). For such a column a dictionary is
+/// larger than the plain values it replaces and costs a hash-table lookup a value to build;
+/// Parquet's Java writer falls back to plain encoding for the same reason, parquet-rs only
+/// once the dictionary outgrows its page. Integer columns (dates, times and timestamps too)
+/// whose sampled values ascend are delta-encoded (`DELTA_BINARY_PACKED`: the differences,
+/// bit-packed, a few bits a value for a sequence or arrival times); the others are `PLAIN`.
+pub(crate) fn choose_encodings(batch: &RecordBatch) -> Vec<Chosen> {
     use datafusion::common::hash_utils::{RandomState, create_hashes};
     let rows = batch.num_rows().min(SAMPLE_ROWS);
     let mut hashes = vec![0u64; rows];
     let state = RandomState::default();
-    let mut plain = Vec::new();
+    let mut chosen = Vec::new();
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-        let sampled = match field.data_type() {
-            DataType::Boolean | DataType::Null => false,
-            t => {
-                t.is_primitive()
-                    || matches!(
-                        t,
-                        DataType::Utf8
-                            | DataType::LargeUtf8
-                            | DataType::Utf8View
-                            | DataType::Binary
-                            | DataType::LargeBinary
-                            | DataType::BinaryView
-                            | DataType::FixedSizeBinary(_)
-                    )
-            }
-        };
+        let integer = matches!(
+            field.data_type(),
+            DataType::Int32
+                | DataType::Int64
+                | DataType::Date32
+                | DataType::Time64(_)
+                | DataType::Timestamp(_, _)
+        );
+        let sampled = integer
+            || match field.data_type() {
+                DataType::Boolean | DataType::Null => false,
+                t => {
+                    t.is_primitive()
+                        || matches!(
+                            t,
+                            DataType::Utf8
+                                | DataType::LargeUtf8
+                                | DataType::Utf8View
+                                | DataType::Binary
+                                | DataType::LargeBinary
+                                | DataType::BinaryView
+                                | DataType::FixedSizeBinary(_)
+                        )
+                }
+            };
         let sample = column.slice(0, rows);
         if !sampled || rows - sample.null_count() < SAMPLE_MIN_VALUES {
             continue;
@@ -458,11 +487,34 @@ pub(crate) fn high_cardinality_columns(batch: &RecordBatch) -> Vec<String> {
         let count = values.len();
         values.sort_unstable();
         values.dedup();
-        if values.len() >= count - count / 256 {
-            plain.push(field.name().clone());
+        if values.len() < count - count / 256 {
+            continue;
         }
+        let encoding = match integer && ascends(&sample) {
+            true => Encoding::DELTA_BINARY_PACKED,
+            false => Encoding::PLAIN,
+        };
+        chosen.push(Chosen {
+            column: field.name().clone(),
+            encoding,
+        });
     }
-    plain
+    chosen
+}
+
+/// Whether the non-null values of an integer array never decrease.
+fn ascends(array: &ArrayRef) -> bool {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int64Type;
+    let Ok(longs) = datafusion::arrow::compute::cast(array, &DataType::Int64) else {
+        return false;
+    };
+    let mut last = i64::MIN;
+    longs.as_primitive::<Int64Type>().iter().flatten().all(|v| {
+        let up = v >= last;
+        last = v;
+        up
+    })
 }
 
 /// `column` with the type `target`, which equals its own but for nested field names and

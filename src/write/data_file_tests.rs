@@ -688,15 +688,18 @@ async fn write_keys(
 
 #[tokio::test]
 async fn columns_of_distinct_values_are_written_without_a_dictionary() {
+    use datafusion::parquet::basic::Encoding;
     let (_, metadata) = write_keys(20_000).await;
-    let dictionary = |c: usize| {
-        metadata
-            .row_groups()
-            .iter()
-            .all(|rg| rg.column(c).dictionary_page_offset().is_some())
-    };
+    let rg = metadata.row_group(0);
+    let dictionary = |c: usize| rg.column(c).dictionary_page_offset().is_some();
+    let encoded = |c: usize, e: Encoding| rg.column(c).encodings().any(|x| x == e);
     assert!(!dictionary(0), "id: distinct values");
+    assert!(
+        encoded(0, Encoding::DELTA_BINARY_PACKED),
+        "id: ascending integers"
+    );
     assert!(!dictionary(1), "score: distinct values and NULLs");
+    assert!(encoded(1, Encoding::PLAIN) && !encoded(1, Encoding::DELTA_BINARY_PACKED));
     assert!(dictionary(2), "tag: 10 values");
     // A file too small to judge keeps the dictionary everywhere.
     let (_, metadata) = write_keys(500).await;
@@ -705,31 +708,42 @@ async fn columns_of_distinct_values_are_written_without_a_dictionary() {
 }
 
 #[test]
-fn a_column_is_high_cardinality_when_at_most_one_value_in_256_repeats() {
-    let column = |repeats: i64| -> RecordBatch {
-        // 4096 values, the last `repeats` of them copies of earlier ones.
-        let values = (0..4096).map(|i| if i >= 4096 - repeats { i - 2000 } else { i });
+fn encodings_are_chosen_from_the_first_values() {
+    use crate::write::data_file::{Chosen, choose_encodings};
+    use datafusion::parquet::basic::Encoding;
+    let batch = |values: Vec<i64>| -> RecordBatch {
         let arrow = ArrowSchema::new(vec![Field::new("v", DataType::Int64, false)]);
-        RecordBatch::try_new(
-            Arc::new(arrow),
-            vec![Arc::new(Int64Array::from_iter_values(values))],
-        )
-        .unwrap()
+        RecordBatch::try_new(Arc::new(arrow), vec![Arc::new(Int64Array::from(values))]).unwrap()
+    };
+    let chosen = |encoding| {
+        vec![Chosen {
+            column: "v".to_string(),
+            encoding,
+        }]
+    };
+    // 4096 values, the last `repeats` of them copies of earlier ones.
+    let repeating = |repeats: i64| {
+        (0..4096)
+            .map(|i| if i >= 4096 - repeats { i - 2000 } else { i })
+            .collect::<Vec<_>>()
     };
     assert_eq!(
-        crate::write::data_file::high_cardinality_columns(&column(0)),
-        ["v"]
+        choose_encodings(&batch(repeating(0))),
+        chosen(Encoding::DELTA_BINARY_PACKED)
     );
+    // At most one repeat in 256: no dictionary, but the values no longer ascend.
     assert_eq!(
-        crate::write::data_file::high_cardinality_columns(&column(16)),
-        ["v"]
+        choose_encodings(&batch(repeating(16))),
+        chosen(Encoding::PLAIN)
     );
-    assert!(crate::write::data_file::high_cardinality_columns(&column(17)).is_empty());
+    assert!(choose_encodings(&batch(repeating(17))).is_empty());
+    let scattered: Vec<i64> = (0..4096).map(|i: i64| (i * 7919) % 4099).collect();
+    assert_eq!(choose_encodings(&batch(scattered)), chosen(Encoding::PLAIN));
     let booleans = ArrowSchema::new(vec![Field::new("b", DataType::Boolean, false)]);
     let booleans = RecordBatch::try_new(
         Arc::new(booleans),
         vec![Arc::new(BooleanArray::from(vec![true; 4096]))],
     )
     .unwrap();
-    assert!(crate::write::data_file::high_cardinality_columns(&booleans).is_empty());
+    assert!(choose_encodings(&booleans).is_empty());
 }

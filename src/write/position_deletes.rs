@@ -63,6 +63,7 @@ pub async fn write_position_deletes(
     let layout = ColumnLayout {
         ascending: vec!["pos"],
         caller_bounds: true,
+        fixed: true,
     };
     let mut writer = DataFileWriter::with_layout(
         resolved.store,
