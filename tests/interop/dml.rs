@@ -1,10 +1,11 @@
 //! Row-level changes checked against independent engines: the same statements (INSERT,
-//! DELETE, UPDATE, MERGE, TRUNCATE, INSERT OVERWRITE) run by icefloe on Iceberg tables and by DuckDB on native tables
-//! must leave the same rows, and PyIceberg and DuckDB's iceberg extension must read icefloe's
+//! DELETE, UPDATE, MERGE, TRUNCATE, INSERT OVERWRITE) run by icefloe on Iceberg tables and by
+//! DuckDB on native tables must leave the same rows, and PyIceberg and DuckDB's iceberg extension must read icefloe's
 //! tables (position deletes included) as DuckDB's native answer. Tables cover copy-on-write and
 //! merge-on-read (v2 position deletes, v3 deletion vectors), v1, v2 and v3, a partition spec
 //! evolved (by PyIceberg) between statements, unpartitioned and partitioned (identity, day, bucket,
-//! truncate), NULLs in keys and partition columns. The Python side is `tests/interop/dml.py`.
+//! truncate), NULLs in keys and partition columns, and files of thousands of rows whose columns
+//! are delta-encoded, plain and dictionary-encoded. The Python side is `tests/interop/dml.py`.
 
 use std::path::Path;
 
@@ -264,6 +265,60 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
         "metadata_location": table.metadata_location(),
         "icefloe_rows": rows,
     }));
+    // Files of thousands of rows, whose columns the writer encodes by their first values: `id`
+    // (distinct, ascending) delta-encoded, `name` and `amount` (distinct) plain, `region` and
+    // `d` (few values) with a dictionary; rewritten by copy-on-write and deleted from by
+    // merge-on-read.
+    for (name, mode) in [
+        ("db.encoded_cow", "copy-on-write"),
+        ("db.encoded_mor", "merge-on-read"),
+    ] {
+        let create = format!(
+            "CREATE TABLE {name} ({COLUMNS}) TBLPROPERTIES ('format-version' = '3', \
+             'write.delete.mode' = '{mode}', 'write.update.mode' = '{mode}')"
+        );
+        run(&ctx, &create).await;
+        let encoded = vec![
+            insert(1..=6000),
+            "DELETE FROM {t} WHERE id % 7 = 0 OR region = 'eu'".to_string(),
+            "UPDATE {t} SET amount = amount + 1 WHERE id > 5000".to_string(),
+        ];
+        for statement in &encoded {
+            run(&ctx, &statement.replace("{t}", name)).await;
+        }
+        let (namespace, short) = name.split_once('.').unwrap();
+        let files = column_text(
+            &ctx,
+            &format!("SELECT file_path FROM {namespace}.\"{short}$files\" WHERE content = 0 ORDER BY record_count DESC"),
+        )
+        .await;
+        let first = files.first().expect("a data file");
+        let encodings = column_encodings(first);
+        use datafusion::parquet::basic::Encoding::*;
+        let uses = |column: &str, encoding| encodings[column].contains(&encoding);
+        assert!(
+            uses("id", DELTA_BINARY_PACKED),
+            "{name} {first}: {encodings:?}"
+        );
+        assert!(
+            uses("amount", PLAIN) && !uses("amount", RLE_DICTIONARY),
+            "{encodings:?}"
+        );
+        assert!(
+            uses("region", RLE_DICTIONARY),
+            "{name} {first}: {encodings:?}"
+        );
+        let rows = dir.path().join(format!("{name}.arrow"));
+        dump(&ctx, &format!("SELECT * FROM {name}"), &rows).await;
+        let table = catalog.load_table(namespace, short).await.unwrap();
+        tables.push(json!({
+            "name": name,
+            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
+            "statements": encoded,
+            "metadata_location": table.metadata_location(),
+            "icefloe_rows": rows,
+        }));
+    }
     std::fs::write(
         dir.path().join("dml.json"),
         serde_json::to_vec_pretty(&json!({ "tables": tables })).unwrap(),
@@ -274,6 +329,44 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
         interop_py_script(&python, script, &["check", &warehouse]),
         "PyIceberg, DuckDB or icefloe disagree with DuckDB's native answer (output above)"
     );
+}
+
+/// The text values of the first column of `query`'s rows.
+async fn column_text(ctx: &SessionContext, query: &str) -> Vec<String> {
+    use datafusion::arrow::array::AsArray;
+    let batches = ctx.sql(query).await.unwrap().collect().await.unwrap();
+    let mut values = Vec::new();
+    for batch in batches {
+        let column = datafusion::arrow::compute::cast(
+            batch.column(0),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .unwrap();
+        values.extend(column.as_string::<i32>().iter().flatten().map(String::from));
+    }
+    values
+}
+
+/// The encodings of each column of a local Parquet file (by the file's footer, read by the
+/// parquet crate), by column name, over all its row groups.
+fn column_encodings(
+    uri: &str,
+) -> std::collections::HashMap<String, Vec<datafusion::parquet::basic::Encoding>> {
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    let path = uri.strip_prefix("file://").unwrap_or(uri);
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let reader = SerializedFileReader::new(file).unwrap();
+    let mut encodings = std::collections::HashMap::<String, Vec<_>>::new();
+    for group in reader.metadata().row_groups() {
+        for column in group.columns() {
+            let name = column.column_path().string();
+            encodings
+                .entry(name)
+                .or_default()
+                .extend(column.encodings());
+        }
+    }
+    encodings
 }
 
 async fn run(ctx: &SessionContext, statement: &str) {
