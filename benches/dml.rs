@@ -159,6 +159,8 @@ fn dml(c: &mut Criterion) {
         sql(&ctx, "CREATE SCHEMA db").await;
         create(&ctx, &db, "cow", "").await;
         create(&ctx, &db, "mor", ", 'write.delete.mode' = 'merge-on-read'").await;
+        let v3 = ", 'write.delete.mode' = 'merge-on-read', 'format-version' = '3'";
+        create(&ctx, &db, "mor_v3", v3).await;
         ctx
     });
     let total = rows();
@@ -176,7 +178,7 @@ fn dml(c: &mut Criterion) {
             .expect("pointer")
             .expect("table")
     };
-    let (cow_base, mor_location) = (base("cow"), base("mor"));
+    let (cow_base, mor_location, v3_location) = (base("cow"), base("mor"), base("mor_v3"));
     let deleted = total / 100;
 
     let data_dir = dir.path().join("db/cow/data");
@@ -198,7 +200,13 @@ fn dml(c: &mut Criterion) {
             })
         })
     });
-    for (table, base) in [("cow", &cow_base), ("mor", &mor_location)] {
+    // mor: v2 position delete files; mor_v3: deletion vectors.
+    let tables = [
+        ("cow", &cow_base),
+        ("mor", &mor_location),
+        ("mor_v3", &v3_location),
+    ];
+    for (table, base) in tables {
         group.bench_function(format!("icefloe DELETE, {table}"), |b| {
             b.iter_custom(|iters| {
                 rt.block_on(async {

@@ -102,15 +102,20 @@ async fn run(ctx: &SessionContext, statements: &[&str]) {
 
 /// Each live row's `id` column with its `_row_id` and `_last_updated_sequence_number` as a
 /// reader derives them: the Parquet columns of the reserved field ids when stored and not
-/// NULL, else the file's `first_row_id + _pos` and data sequence number.
+/// NULL, else the file's `first_row_id + _pos` and data sequence number. Rows a deletion
+/// vector or position delete removes are skipped.
 async fn lineage(catalog: &SqliteCatalog, table: &str) -> BTreeMap<i64, (Option<i64>, i64)> {
     let table = catalog.load_table("db", table).await.unwrap();
     let metadata = table.metadata();
     let snapshot = metadata.current_snapshot().unwrap();
     let tasks = plan_files(table.io(), metadata, snapshot).await.unwrap();
+    let deleted = crate::scan::deletes::positions::load(table.io(), &tasks)
+        .await
+        .unwrap();
     let mut rows = BTreeMap::new();
     for task in tasks {
-        assert!(task.deletes.is_empty(), "copy-on-write leaves no deletes");
+        let key = crate::io::location_key(table.io(), &task.data_file.file_path);
+        let dropped = deleted.get(&key).cloned().unwrap_or_default();
         let path = task.data_file.file_path.trim_start_matches("file://");
         let file = std::fs::File::open(path).unwrap();
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)
@@ -136,6 +141,10 @@ async fn lineage(catalog: &SqliteCatalog, table: &str) -> BTreeMap<i64, (Option<
                 column(LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID),
             );
             for row in 0..batch.num_rows() {
+                if dropped.contains(position as u64) {
+                    position += 1;
+                    continue;
+                }
                 let value = |c: &Option<Int64Array>| c.as_ref().and_then(|c| stored(c, row));
                 let row_id = value(&stored_ids)
                     .or(task.data_file.first_row_id.map(|first| first + position));
@@ -236,4 +245,84 @@ async fn copy_on_write_changes_keep_every_rows_lineage() {
     let reader =
         ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path).unwrap()).unwrap();
     assert_eq!(reader.schema().fields().len(), 2);
+}
+
+/// The number of live deletion vectors and of data files of the table's current snapshot.
+async fn vectors_and_files(catalog: &SqliteCatalog, table: &str) -> (usize, usize) {
+    let table = catalog.load_table("db", table).await.unwrap();
+    let snapshot = table.metadata().current_snapshot().unwrap();
+    let tasks = plan_files(table.io(), table.metadata(), snapshot)
+        .await
+        .unwrap();
+    let vectors = tasks
+        .iter()
+        .flat_map(|t| &t.deletes)
+        .filter(|d| d.is_deletion_vector())
+        .count();
+    (vectors, tasks.len())
+}
+
+/// Merge-on-read on a v3 table: DELETE leaves the other rows of a file where they are (their
+/// lineage is what the file gives them); UPDATE and MERGE mask the old versions with deletion
+/// vectors and write the new ones, which keep the ids of the rows they replace and take the
+/// commit's sequence number; MERGE's inserts get new ids.
+#[tokio::test]
+async fn merge_on_read_changes_keep_every_rows_lineage() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("catalog.db");
+    let catalog = SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
+    let ctx = SessionContext::new();
+    crate::session::register_catalog_as_default(&ctx, &db, Relocation::default())
+        .await
+        .unwrap();
+    crate::sql::register(&ctx);
+    run(
+        &ctx,
+        &[
+            "CREATE SCHEMA db",
+            "CREATE TABLE db.t (id BIGINT NOT NULL, n BIGINT) TBLPROPERTIES (\
+             'format-version' = '3', 'write.delete.mode' = 'merge-on-read', \
+             'write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read')",
+            "INSERT INTO db.t VALUES (1, 10), (2, 20), (3, 30), (4, 40)",
+            "INSERT INTO db.t VALUES (5, 50), (6, 60), (7, 70)",
+        ],
+    )
+    .await;
+    let mut kept = lineage(&catalog, "t").await;
+    let expected: Vec<Option<i64>> = (0..7).map(Some).collect();
+    assert_eq!(kept.values().map(|v| v.0).collect::<Vec<_>>(), expected);
+
+    run(&ctx, &["DELETE FROM db.t WHERE id IN (2, 6)"]).await;
+    assert_eq!(vectors_and_files(&catalog, "t").await, (2, 2));
+    kept.remove(&2);
+    kept.remove(&6);
+    assert_eq!(lineage(&catalog, "t").await, kept);
+
+    // Sequence numbers: two inserts, the delete, then this update (4).
+    run(&ctx, &["UPDATE db.t SET n = n + 1 WHERE id IN (3, 7)"]).await;
+    assert_eq!(vectors_and_files(&catalog, "t").await, (2, 3));
+    kept.insert(3, (Some(2), 4));
+    kept.insert(7, (Some(6), 4));
+    assert_eq!(lineage(&catalog, "t").await, kept);
+
+    // The updated row 3 is updated again from the new file: it still keeps its first id.
+    run(
+        &ctx,
+        &[
+            "CREATE TABLE db.s (id BIGINT NOT NULL, n BIGINT)",
+            "INSERT INTO db.s VALUES (3, 0), (5, 0), (8, 80)",
+            "MERGE INTO db.t t USING db.s s ON t.id = s.id \
+             WHEN MATCHED THEN UPDATE SET n = s.n \
+             WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, s.n)",
+        ],
+    )
+    .await;
+    let merged = lineage(&catalog, "t").await;
+    let (inserted_id, inserted_sequence) = merged[&8];
+    kept.insert(3, (Some(2), 5));
+    kept.insert(5, (Some(4), 5));
+    kept.insert(8, (inserted_id, 5));
+    assert_eq!(merged, kept);
+    assert!(inserted_id.is_some_and(|id| id >= 7), "{inserted_id:?}");
+    assert_eq!(inserted_sequence, 5);
 }
