@@ -3,6 +3,7 @@
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
@@ -28,7 +29,7 @@ use crate::scan::plan::{Pruner, plan_scan};
 use crate::scan::{
     FileScanTask, IncrementalRange, PlanStats, ScanPlan, plan_incremental_files, read_manifest_list,
 };
-use crate::spec::{PrimitiveType, Transform, Type};
+use crate::spec::{Literal, PrimitiveType, Transform, Type};
 use crate::spec::{Schema, Snapshot, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
@@ -60,6 +61,9 @@ pub struct IcebergTableProvider {
     row_ids: bool,
     /// What the scans with row identities planned, for the statement reading them.
     row_scans: Option<Arc<RowScans>>,
+    /// The v3 `write-default` of each top-level column that has one: what an INSERT that
+    /// leaves the column out writes.
+    defaults: Arc<HashMap<String, Expr>>,
 }
 
 /// What the scans of a provider with row identities ([`IcebergTableProvider::with_row_ids`])
@@ -160,6 +164,7 @@ impl IcebergTableProvider {
         schema: Schema,
     ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
+        let defaults = write_defaults(&schema)?;
         Ok(Self {
             table: Arc::new(RwLock::new(table)),
             selector,
@@ -169,6 +174,7 @@ impl IcebergTableProvider {
             write_target: None,
             row_ids: false,
             row_scans: None,
+            defaults: Arc::new(defaults),
         })
     }
 
@@ -437,6 +443,10 @@ impl IcebergTableProvider {
 impl TableProvider for IcebergTableProvider {
     fn schema(&self) -> SchemaRef {
         Arc::clone(&self.arrow_schema)
+    }
+
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.defaults.get(column)
     }
 
     fn table_type(&self) -> TableType {
@@ -842,4 +852,20 @@ fn in_table(err: Error, table: &Table) -> Error {
         },
         other => other,
     }
+}
+
+/// The `write-default` of each top-level primitive column that has one, as a literal.
+fn write_defaults(schema: &Schema) -> Result<HashMap<String, Expr>> {
+    let mut defaults = HashMap::new();
+    for field in schema.columns() {
+        let (Some(value), Type::Primitive(ty)) = (&field.write_default, &field.field_type) else {
+            continue;
+        };
+        let literal = Literal::from_json(ty, value).map_err(|e| {
+            Error::from(e).within(format_args!("write-default of column '{}'", field.name))
+        })?;
+        let scalar = crate::to_arrow::literal_to_scalar(Some(&literal), ty)?;
+        defaults.insert(field.name.clone(), datafusion::logical_expr::lit(scalar));
+    }
+    Ok(defaults)
 }

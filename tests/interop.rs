@@ -31,6 +31,8 @@ use icefloe::to_arrow::schema_to_arrow;
 use icefloe::write::{TableCreation, append_batches};
 use serde_json::Value;
 
+#[path = "interop/alter.rs"]
+mod alter;
 #[path = "interop/changes.rs"]
 mod changes;
 #[path = "interop/dml.rs"]

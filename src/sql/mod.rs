@@ -43,6 +43,7 @@
 //!   `CREATE TABLE ns.t ... AS SELECT ...` and `DROP TABLE ns.t [PURGE]` act on the catalog
 //!   when run through [`sql`] (see `catalog_ddl` below for why there).
 
+mod alter;
 mod changes;
 mod dialect;
 mod dml;
@@ -220,6 +221,16 @@ pub async fn sql(ctx: &SessionContext, query: &str) -> DFResult<DataFrame> {
         && let Some(frame) = show::run_show(ctx, &state, &show).await?
     {
         return Ok(frame);
+    }
+    if let Some(alter) = parse_alter_statement(&state, query)? {
+        let Some(target) = iceberg_target(&state, &alter.table).await? else {
+            return plan_err!(
+                "ALTER TABLE {}: not a table of an Iceberg catalog's namespace (ALTER TABLE \
+                 changes Iceberg tables of a catalog)",
+                alter.table
+            );
+        };
+        return alter::run_alter(ctx, &state, &alter, &target).await;
     }
     let mut statements = parse_with_icefloe_dialect(&state, query)?;
     let Some(statement) = statements.pop_front() else {
@@ -583,6 +594,16 @@ fn parse_show_statement(
         .sql_parser
         .enable_ident_normalization;
     Ok(show::parse_show(query, &session_dialect(state)?, normalize))
+}
+
+/// `query` as an `ALTER TABLE` statement ([`alter`]).
+fn parse_alter_statement(state: &SessionState, query: &str) -> DFResult<Option<alter::Alter>> {
+    let normalize = state
+        .config()
+        .options()
+        .sql_parser
+        .enable_ident_normalization;
+    alter::parse_alter(query, &session_dialect(state)?, normalize)
 }
 
 fn parse_with_icefloe_dialect(

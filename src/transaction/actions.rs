@@ -11,7 +11,8 @@ use crate::scan::read_manifest_list;
 use crate::spec::retention::{RetentionDefaults, retention};
 use crate::spec::summary::append_summary;
 use crate::spec::{
-    DataFile, ManifestFile, SnapshotReference, SnapshotRetention, TableMetadata, TableUpdate,
+    DataFile, FormatVersion, ManifestFile, SnapshotReference, SnapshotRetention, TableMetadata,
+    TableUpdate,
 };
 
 /// Appends data files to a branch as one new snapshot (`append`), reusing every manifest of
@@ -490,6 +491,50 @@ impl Action for UpdateProperties {
                 removals: self.removals.clone(),
             });
         }
+        Ok(Changes {
+            requirements: Vec::new(),
+            updates,
+        })
+    }
+}
+
+/// Upgrades the table's format version (`upgrade-format-version`; never down: an older
+/// version is refused when committed). Upgrading to v3 starts row lineage (`next-row-id` 0):
+/// rows written before have no `_row_id`.
+#[derive(Debug, Clone)]
+pub struct UpgradeFormatVersion {
+    version: FormatVersion,
+}
+
+impl UpgradeFormatVersion {
+    /// To `version`.
+    pub fn to(version: FormatVersion) -> Self {
+        Self { version }
+    }
+}
+
+#[async_trait]
+impl Action for UpgradeFormatVersion {
+    async fn changes(
+        &mut self,
+        _context: &CommitContext<'_>,
+        current: &TableMetadata,
+    ) -> Result<Changes> {
+        if self.version < current.format_version {
+            return Err(Error::invalid(
+                format_args!("format version {}", self.version.number()),
+                format_args!(
+                    "is older than the table's ({}): tables are never downgraded",
+                    current.format_version.number()
+                ),
+            ));
+        }
+        let updates = match self.version == current.format_version {
+            true => Vec::new(),
+            false => vec![TableUpdate::UpgradeFormatVersion {
+                format_version: self.version,
+            }],
+        };
         Ok(Changes {
             requirements: Vec::new(),
             updates,

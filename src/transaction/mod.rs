@@ -50,6 +50,7 @@ mod actions;
 mod producer;
 mod retry;
 mod row_delta;
+mod schema;
 mod target;
 
 use std::collections::BTreeSet;
@@ -60,10 +61,12 @@ use async_trait::async_trait;
 
 pub use actions::{
     BranchRetention, ExpireSnapshots, FastAppend, MoveBranch, RemoveRef, SetRef, UpdateProperties,
+    UpgradeFormatVersion,
 };
 pub use producer::SnapshotProducer;
 pub use retry::RetryPolicy;
 pub use row_delta::{Isolation, RowDelta};
+pub use schema::{ColumnPosition, NewColumn, UpdateSchema};
 pub use target::WriteTarget;
 
 use crate::catalog::{Catalog, TableIdent};
@@ -222,6 +225,16 @@ impl Transaction {
         properties: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
         self.with_action(UpdateProperties::set(properties))
+    }
+
+    /// Evolves the current schema ([`UpdateSchema`]): a metadata-only change.
+    pub fn update_schema(self, update: UpdateSchema) -> Self {
+        self.with_action(update)
+    }
+
+    /// Upgrades the format version ([`UpgradeFormatVersion`]).
+    pub fn upgrade_format_version(self, version: crate::spec::FormatVersion) -> Self {
+        self.with_action(UpgradeFormatVersion::to(version))
     }
 
     /// Removes table properties.
