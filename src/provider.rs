@@ -33,7 +33,7 @@ use crate::spec::{Literal, PrimitiveType, Transform, Type};
 use crate::spec::{Schema, Snapshot, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
-use crate::write::{IcebergSink, IcefloeOptions, OverwriteMode, WriteTarget};
+use crate::write::{IcebergSink, IcefloeOptions, OverwriteMode, WriteTarget, write_ordering};
 
 /// A DataFusion table over one snapshot (by default the current one) of an Iceberg table, or
 /// over the rows appended between two snapshots ([`IcebergTableProvider::incremental`]).
@@ -542,6 +542,9 @@ impl TableProvider for IcebergTableProvider {
         insert_op: InsertOp,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         let mut sink = self.sink(input.schema(), insert_op)?;
+        let ordering = write_ordering(state, self.table().metadata(), &input.schema())?;
+        let (ordering, order_id) = ordering.unzip();
+        sink = sink.with_sort_order_id(order_id);
         if insert_op == InsertOp::Overwrite {
             let mode = match state.config_options().extensions.get::<IcefloeOptions>() {
                 Some(options) => options.overwrite()?,
@@ -549,7 +552,7 @@ impl TableProvider for IcebergTableProvider {
             };
             sink = sink.with_overwrite(mode);
         }
-        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), ordering)))
     }
 
     /// `DELETE` is planned by icefloe's analyzer rule (`icefloe::sql::register`), which hands

@@ -251,6 +251,26 @@ impl RowLevelMode {
 
 const MODE: &str = "'copy-on-write' or 'merge-on-read'";
 
+fn distribution_mode(text: &str) -> Option<&'static str> {
+    match text.to_ascii_lowercase().as_str() {
+        "none" => Some("none"),
+        "hash" => Some("hash"),
+        "range" => Some("range"),
+        _ => None,
+    }
+}
+
+/// Java's `WRITE_DISTRIBUTION_MODE`: how a distributed engine spreads the rows of a write over
+/// its tasks before each writes its files (`none`, `hash` by partition, `range` by the sort
+/// order; Spark's `ALTER TABLE ... WRITE` sets it). icefloe writes from one process, where
+/// every mode gives the same files: rows clustered by partition and sorted by the sort order.
+pub const WRITE_DISTRIBUTION_MODE: Property<&'static str> = Property {
+    key: "write.distribution-mode",
+    default: "none",
+    expected: "'none', 'hash' or 'range'",
+    parse: distribution_mode,
+};
+
 /// Java's `DELETE_MODE`: how DELETE writes.
 pub const DELETE_MODE: Property<RowLevelMode> = Property {
     key: "write.delete.mode",

@@ -52,6 +52,36 @@ impl Schema {
         self.index.get(&id)
     }
 
+    /// The fields from the top level down to field `id`: the structs, lists and maps on the
+    /// way (through a list's element, a map's key or value), then the field itself.
+    pub fn path_to(&self, id: i32) -> Option<Vec<&NestedField>> {
+        fn walk<'s>(fields: &[&'s NestedField], id: i32) -> Option<Vec<&'s NestedField>> {
+            fields.iter().find_map(|f| {
+                if f.id == id {
+                    return Some(vec![*f]);
+                }
+                let children: Vec<&NestedField> = match &f.field_type {
+                    Type::Struct(s) => s.fields.iter().map(AsRef::as_ref).collect(),
+                    Type::List(l) => vec![l.element_field.as_ref()],
+                    Type::Map(m) => vec![m.key_field.as_ref(), m.value_field.as_ref()],
+                    Type::Primitive(_) => return None,
+                };
+                let mut path = walk(&children, id)?;
+                path.insert(0, *f);
+                Some(path)
+            })
+        }
+        let top: Vec<&NestedField> = self.columns().iter().map(AsRef::as_ref).collect();
+        walk(&top, id)
+    }
+
+    /// The dotted name of field `id` (`s.a`, `tags.element`, `m.value.x`).
+    pub fn dotted_name(&self, id: i32) -> Option<String> {
+        let path = self.path_to(id)?;
+        let names: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
+        Some(names.join("."))
+    }
+
     /// A top-level field by name.
     pub fn field_by_name(&self, name: &str) -> Option<&Arc<NestedField>> {
         self.fields.field_by_name(name)

@@ -32,6 +32,7 @@ use super::dialect::significant_tokens;
 use crate::IcebergTableProvider;
 use crate::error::closest;
 use crate::session::IcebergCatalogs;
+use crate::spec::properties::WRITE_DISTRIBUTION_MODE;
 use crate::spec::sort::{NullOrder, SortDirection};
 use crate::spec::{NestedField, PrimitiveType, Schema, TableMetadata, Transform, Type};
 
@@ -524,34 +525,11 @@ impl DescribeRows {
     }
 }
 
-/// The dotted name of field `id` in `schema` (`s.a`, `tags.element`).
-fn field_path(schema: &Schema, id: i32) -> Option<String> {
-    fn find(fields: &[Arc<NestedField>], id: i32, prefix: &str) -> Option<String> {
-        fields.iter().find_map(|f| {
-            let name = format!("{prefix}{}", f.name);
-            if f.id == id {
-                return Some(name);
-            }
-            let prefix = format!("{name}.");
-            match &f.field_type {
-                Type::Struct(s) => find(&s.fields, id, &prefix),
-                Type::List(l) => find(std::slice::from_ref(&l.element_field), id, &prefix),
-                Type::Map(m) => find(
-                    &[Arc::clone(&m.key_field), Arc::clone(&m.value_field)],
-                    id,
-                    &prefix,
-                ),
-                Type::Primitive(_) => None,
-            }
-        })
-    }
-    find(schema.columns(), id, "")
-}
-
 /// A partition or sort term as `CREATE TABLE ... PARTITION BY` reads it: `day(ts)`,
 /// `bucket(16, id)`, `id`.
 fn term(schema: &Schema, transform: &Transform, source_id: i32) -> String {
-    let column = field_path(schema, source_id)
+    let column = schema
+        .dotted_name(source_id)
         .map(|path| {
             path.split('.')
                 .map(quote_ident)
@@ -641,6 +619,57 @@ fn in_iceberg_catalog(state: &SessionState, name: &[String]) -> DFResult<bool> {
         .is_some_and(|catalog| crate::session::has_namespace(&catalog, &resolved.schema)))
 }
 
+/// The `RENAME PARTITION FIELD` clauses that give the default spec's fields the names they
+/// have where `CREATE TABLE ... PARTITION BY` names them otherwise (fields added by partition
+/// evolution are named `id_bucket_16`, a new table's `id_bucket`).
+fn partition_renames(metadata: &TableMetadata, schema: &Schema) -> Vec<String> {
+    let Some(spec) = metadata.default_partition_spec() else {
+        return Vec::new();
+    };
+    spec.fields
+        .iter()
+        .filter_map(|f| {
+            let source = schema.dotted_name(f.source_id)?;
+            let created = crate::table::partition_name(&source, &f.transform);
+            (created != f.name).then(|| {
+                format!(
+                    "RENAME PARTITION FIELD {} TO {}",
+                    quote_ident(&created),
+                    quote_ident(&f.name)
+                )
+            })
+        })
+        .collect()
+}
+
+/// The `WRITE ...` clause of `ALTER TABLE` that gives a table its default sort order and
+/// `write.distribution-mode`; `None` for an unsorted table.
+fn write_order(metadata: &TableMetadata, schema: &Schema) -> Option<String> {
+    let order = metadata.default_sort_order().filter(|o| !o.is_unsorted())?;
+    let fields: Vec<String> = order
+        .fields
+        .iter()
+        .map(|f| {
+            let direction = match f.direction {
+                SortDirection::Ascending => "ASC",
+                SortDirection::Descending => "DESC",
+            };
+            let nulls = match f.null_order {
+                NullOrder::First => "NULLS FIRST",
+                NullOrder::Last => "NULLS LAST",
+            };
+            let term = term(schema, &f.transform, f.source_id);
+            format!("{term} {direction} {nulls}")
+        })
+        .collect();
+    let clause = match metadata.property(WRITE_DISTRIBUTION_MODE.key()) {
+        Some("range") => "WRITE ORDERED BY",
+        Some("hash") => "WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY",
+        _ => "WRITE LOCALLY ORDERED BY",
+    };
+    Some(format!("{clause} {}", fields.join(", ")))
+}
+
 /// `SHOW CREATE TABLE`: `CREATE TABLE ns.t (...)` for a table of an Iceberg catalog,
 /// `CREATE EXTERNAL TABLE t (...) STORED AS ICEBERG LOCATION '...'` for any other.
 fn create_statement(
@@ -707,20 +736,16 @@ fn create_statement(
             .collect();
         text.push_str(&format!("\nOPTIONS (\n{}\n)", pairs.join(",\n")));
     }
-    if let Some(order) = metadata.default_sort_order().filter(|o| !o.is_unsorted()) {
-        let fields: Vec<String> = order
-            .fields
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} {} {}",
-                    term(schema, &f.transform, f.source_id),
-                    f.direction.as_str(),
-                    f.null_order.as_str()
-                )
-            })
-            .collect();
-        text.push_str(&format!("\n-- sort order: {}", fields.join(", ")));
+    if in_catalog {
+        for rename in partition_renames(metadata, schema) {
+            text.push_str(&format!(";\nALTER TABLE {quoted_name} {rename}"));
+        }
+    }
+    if let Some(order) = write_order(metadata, schema) {
+        match in_catalog {
+            true => text.push_str(&format!(";\nALTER TABLE {quoted_name} {order}")),
+            false => text.push_str(&format!("\n-- sort order: {order}")),
+        }
     }
     batch(
         vec![utf8_column("createtab_stmt", false)],

@@ -308,8 +308,9 @@ fn same_kind(a: &Transform, b: &Transform) -> bool {
     a == b || (temporal(a) && temporal(b))
 }
 
-/// The field a partition or sort term names, checked against its transform.
-fn resolve_source<'a>(
+/// The field a partition or sort term names (a dotted path through structs), checked against
+/// its transform: a primitive column the transform applies to.
+pub(crate) fn resolve_source<'a>(
     schema: &'a Schema,
     source: &str,
     transform: &Transform,
@@ -345,8 +346,9 @@ fn resolve_source<'a>(
         .ok_or_else(|| Error::invalid(term(), "no column"))
 }
 
-/// Java's partition field name for a transform of `source`.
-fn partition_name(source: &str, transform: &Transform) -> String {
+/// Java's partition field name for a transform of `source` in a new table's spec
+/// (`PartitionSpec.Builder`: `id_bucket`, `name_trunc`, `ts_day`, ...).
+pub(crate) fn partition_name(source: &str, transform: &Transform) -> String {
     match transform {
         Transform::Identity => source.to_string(),
         Transform::Bucket(_) => format!("{source}_bucket"),
@@ -407,28 +409,41 @@ pub fn parse_partition_term(term: &str) -> Result<(String, Transform)> {
             _ => Err(bad(&format!("'{n}' is not a positive integer"))),
         }
     };
+    let unknown = || bad(&format!("unknown transform '{name}'"));
     let (transform, column) = match (name.as_str(), args.as_slice()) {
-        ("identity", [c]) => (Transform::Identity, *c),
-        ("year" | "years", [c]) => (Transform::Year, *c),
-        ("month" | "months", [c]) => (Transform::Month, *c),
-        ("day" | "days", [c]) => (Transform::Day, *c),
-        ("hour" | "hours", [c]) => (Transform::Hour, *c),
-        ("void", [c]) => (Transform::Void, *c),
-        ("bucket", [n, c]) => (Transform::Bucket(width(n)?), *c),
-        ("truncate", [w, c]) => (Transform::Truncate(width(w)?), *c),
+        ("bucket" | "truncate", [n, c]) => (transform_named(&name, Some(width(n)?)), *c),
         ("bucket" | "truncate", _) => return Err(bad(&format!("{name} takes (N, column)"))),
-        (
-            "identity" | "year" | "years" | "month" | "months" | "day" | "days" | "hour" | "hours"
-            | "void",
-            _,
-        ) => return Err(bad(&format!("{name} takes one column"))),
-        _ => return Err(bad(&format!("unknown transform '{name}'"))),
+        (_, [c]) => (transform_named(&name, None), *c),
+        _ if transform_named(&name, None).is_some() => {
+            return Err(bad(&format!("{name} takes one column")));
+        }
+        _ => return Err(unknown()),
     };
+    let transform = transform.ok_or_else(unknown)?;
     let column = unquote(column);
     if column.is_empty() {
         return Err(bad("no column named"));
     }
     Ok((column, transform))
+}
+
+/// The transform a SQL partition or sort term names: `identity`, `year`/`years`,
+/// `month`/`months`, `day`/`days`, `hour`/`hours`, `void`, and with a `width` `bucket` and
+/// `truncate` (names in lower case). `None` for another name, or a width where none is taken
+/// or none where one is.
+pub(crate) fn transform_named(name: &str, width: Option<u32>) -> Option<Transform> {
+    Some(match (name, width) {
+        ("bucket", Some(n)) => Transform::Bucket(n),
+        ("truncate", Some(w)) => Transform::Truncate(w),
+        (_, Some(_)) => return None,
+        ("identity", None) => Transform::Identity,
+        ("year" | "years", None) => Transform::Year,
+        ("month" | "months", None) => Transform::Month,
+        ("day" | "days", None) => Transform::Day,
+        ("hour" | "hours", None) => Transform::Hour,
+        ("void", None) => Transform::Void,
+        (_, None) => return None,
+    })
 }
 
 fn unquote(s: &str) -> String {

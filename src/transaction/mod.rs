@@ -47,10 +47,12 @@
 //! ([`Error::AlreadyExists`]).
 
 mod actions;
+mod partitioning;
 mod producer;
 mod retry;
 mod row_delta;
 mod schema;
+mod sort_order;
 mod target;
 
 use std::collections::BTreeSet;
@@ -63,10 +65,12 @@ pub use actions::{
     BranchRetention, ExpireSnapshots, FastAppend, MoveBranch, RemoveRef, SetRef, UpdateProperties,
     UpgradeFormatVersion,
 };
+pub use partitioning::UpdateSpec;
 pub use producer::SnapshotProducer;
 pub use retry::RetryPolicy;
 pub use row_delta::{Isolation, RowDelta};
 pub use schema::{ColumnPosition, NewColumn, UpdateSchema};
+pub use sort_order::ReplaceSortOrder;
 pub use target::WriteTarget;
 
 use crate::catalog::{Catalog, TableIdent};
@@ -227,9 +231,24 @@ impl Transaction {
         self.with_action(UpdateProperties::set(properties))
     }
 
+    /// Sets and removes table properties in one change ([`UpdateProperties`]).
+    pub fn update_properties(self, update: UpdateProperties) -> Self {
+        self.with_action(update)
+    }
+
     /// Evolves the current schema ([`UpdateSchema`]): a metadata-only change.
     pub fn update_schema(self, update: UpdateSchema) -> Self {
         self.with_action(update)
+    }
+
+    /// Evolves the default partition spec ([`UpdateSpec`]): a metadata-only change.
+    pub fn update_spec(self, update: UpdateSpec) -> Self {
+        self.with_action(update)
+    }
+
+    /// Replaces the default sort order ([`ReplaceSortOrder`]): a metadata-only change.
+    pub fn replace_sort_order(self, order: ReplaceSortOrder) -> Self {
+        self.with_action(order)
     }
 
     /// Upgrades the format version ([`UpgradeFormatVersion`]).

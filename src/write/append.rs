@@ -132,6 +132,8 @@ pub struct AppendWriter {
     done: Vec<(i32, DataFile)>,
     writes: u64,
     rows: u64,
+    /// The `sort_order_id` of the files: the order their rows arrive in.
+    sort_order_id: Option<i32>,
 }
 
 impl std::fmt::Debug for AppendWriter {
@@ -170,7 +172,15 @@ impl AppendWriter {
             done: Vec::new(),
             writes: 0,
             rows: 0,
+            sort_order_id: None,
         })
+    }
+
+    /// Records `order_id` as the `sort_order_id` of every file: the caller writes rows sorted
+    /// by that sort order.
+    pub fn with_sort_order_id(mut self, order_id: Option<i32>) -> Self {
+        self.sort_order_id = order_id;
+        self
     }
 
     /// Keeps at most `n` (at least 1) files open at once (see the type's docs).
@@ -287,6 +297,7 @@ impl AppendWriter {
         match writer.close().await {
             Ok(mut file) => {
                 file.partition = tuple;
+                file.sort_order_id = self.sort_order_id;
                 self.done.push((self.spec.spec_id, file));
                 Ok(())
             }

@@ -21,6 +21,7 @@ mod deletion_vectors;
 mod fanout;
 #[cfg(test)]
 mod fanout_tests;
+mod ordering;
 mod position_deletes;
 mod sink;
 
@@ -35,7 +36,9 @@ pub use append::append_batches;
 pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files, create_with_files};
 pub use data_file::{DataFileWriter, WriterOptions};
 pub use deletion_vectors::{DeletionVector, write_deletion_vectors};
+pub(crate) use fanout::literal_at;
 pub use fanout::split_by_partition;
+pub use ordering::{TransformFn, write_ordering};
 pub use position_deletes::{
     DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID, position_delete_schema, write_position_deletes,
 };

@@ -90,6 +90,7 @@ pub struct IcebergSink {
     branch: String,
     on_commit: Option<OnCommit>,
     overwrite: Option<OverwriteMode>,
+    sort_order_id: Option<i32>,
     metrics: ExecutionPlanMetricsSet,
 }
 
@@ -133,6 +134,7 @@ impl IcebergSink {
             branch: branch.into(),
             on_commit: None,
             overwrite: None,
+            sort_order_id: None,
             metrics: ExecutionPlanMetricsSet::new(),
         })
     }
@@ -145,6 +147,13 @@ impl IcebergSink {
         self
     }
 
+    /// Records `order_id` as the `sort_order_id` of the files written: the plan feeding this
+    /// sink sorts its rows by that order ([`super::write_ordering`]).
+    pub fn with_sort_order_id(mut self, order_id: Option<i32>) -> Self {
+        self.sort_order_id = order_id;
+        self
+    }
+
     /// Calls `f` with the committed table after each successful commit (a provider uses it to
     /// move to the new snapshot).
     pub fn with_on_commit(mut self, f: OnCommit) -> Self {
@@ -154,7 +163,8 @@ impl IcebergSink {
 
     /// Writes the stream, commits, and returns the rows inserted.
     async fn write_stream(&self, data: SendableRecordBatchStream) -> Result<u64> {
-        let mut writer = AppendWriter::new(self.table.io(), self.table.metadata(), &self.schema)?;
+        let mut writer = AppendWriter::new(self.table.io(), self.table.metadata(), &self.schema)?
+            .with_sort_order_id(self.sort_order_id);
         if let Err(e) = self.write_batches(&mut writer, data).await {
             writer.abort().await;
             return Err(e);
