@@ -5,8 +5,11 @@
     alter.py compare WAREHOUSE ROWS   icefloe's read of db.by_pyiceberg (Arrow IPC) vs PyIceberg's
 
 WAREHOUSE/alter.json lists icefloe's evolved tables, each with the steps as PyIceberg ops (add,
-rename, retype, doc, move, drop, optional, properties, upgrade, insert; `refused` steps were
-refused by icefloe and are skipped). PyIceberg creates the twin with the first schema and spec
+rename, retype, doc, move, drop, optional, properties, upgrade, insert, add/replace/rename_partition,
+sort; `refused` steps were refused by icefloe and are skipped). Compared: schemas, partition specs,
+sort orders, the files PyIceberg plans for filters over every spec, the rows as PyIceberg, DuckDB
+and icefloe read them, and (icefloe's table only: PyIceberg writes unsorted) that the files
+recorded as sorted hold their rows in the sort order. PyIceberg creates the twin with the first schema and spec
 of icefloe's table and applies each step through its own API, one `update_schema()` per step.
 Exit status 1 on any mismatch, after printing every check.
 """
@@ -15,10 +18,15 @@ import json
 import sys
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import (BooleanType, DoubleType, FloatType, IntegerType, ListType, LongType,
                              NestedField, StringType, StructType)
+
+from pyiceberg.expressions import EqualTo
+from pyiceberg.table.sorting import NullOrder, SortDirection
+from pyiceberg.transforms import parse_transform
 
 from compare import canon_rows, same_rows
 from interop import duckdb_connection
@@ -57,6 +65,22 @@ def apply(table, step):
     if op == "properties":
         with table.transaction() as t:
             t.set_properties(step["set"])
+        return table
+    if op in ("add_partition", "replace_partition", "rename_partition"):
+        with table.update_spec() as u:
+            if op == "replace_partition":
+                u.remove_field(step["remove"])
+            if op == "rename_partition":
+                u.rename_field(step["name"], step["to"])
+            else:
+                u.add_field(step["source"], parse_transform(step["transform"]), step.get("name"))
+        return table
+    if op == "sort":
+        with table.update_sort_order() as u:
+            for source, transform, direction, nulls in step["fields"]:
+                order = u.asc if direction == "asc" else u.desc
+                null_order = NullOrder.NULLS_FIRST if nulls == "nulls-first" else NullOrder.NULLS_LAST
+                order(source, parse_transform(transform), null_order)
         return table
     if op == "upgrade":
         # PyIceberg 0.12 upgrades to v2 only: the twin stays, the version is compared with
@@ -106,6 +130,57 @@ def field_forms(fields):
     return out
 
 
+def spec_forms(table):
+    """Every partition spec: its id and fields (source id, field id, transform, name)."""
+    return {spec_id: [(f.source_id, f.field_id, str(f.transform), f.name) for f in spec.fields]
+            for spec_id, spec in table.specs().items()}
+
+
+def order_forms(table):
+    return {order.order_id: [(f.source_id, str(f.transform), f.direction.value, f.null_order.value)
+                             for f in order.fields]
+            for order in table.sort_orders().values()}
+
+
+def files_in_sort_order(table):
+    """(files recorded as sorted by the default order, whether each holds its rows in that order,
+    checked with PyIceberg's transforms on the rows pyarrow reads from the file)."""
+    order = table.sort_order()
+    schema = table.schema()
+    keys = []
+    for f in order.fields:
+        field = schema.find_field(f.source_id)
+        keys.append((field.name, f.transform.transform(field.field_type),
+                     f.direction == SortDirection.DESC, f.null_order == NullOrder.NULLS_FIRST))
+    checked, sorted_ok = 0, True  # checked: files of more than one row
+    for row in table.inspect.files().to_pylist():
+        if row["content"] != 0 or row["sort_order_id"] != order.order_id:
+            continue
+        rows = pq.read_table(row["file_path"].removeprefix("file://")).to_pylist()
+        checked += len(rows) > 1
+        def key(r):
+            out = []
+            for name, fn, desc, nulls_first in keys:
+                v = r.get(name)
+                v = None if v is None else fn(v)
+                # nulls placed first or last, then the value, descending by negation.
+                rank = (0 if nulls_first else 2) if v is None else 1
+                out.append((rank, v, desc))
+            return out
+        keyed = [key(r) for r in rows]
+        for a, b in zip(keyed, keyed[1:]):
+            for (ra, va, desc), (rb, vb, _) in zip(a, b):
+                if ra != rb:
+                    if ra > rb:
+                        sorted_ok = False
+                    break
+                if ra == 1 and va != vb:
+                    if (va > vb) != desc:
+                        sorted_ok = False
+                    break
+    return checked, sorted_ok
+
+
 def same(label, expected, got):
     if expected == got:
         print(f"  ok   {label}")
@@ -149,6 +224,22 @@ def check(warehouse):
         expected_version = upgrades[-1] if upgrades else entry["format_version"]
         ok &= same("format version", expected_version, ours.metadata.format_version)
         ok &= same("property owner", twin.properties.get("owner"), ours.properties.get("owner"))
+        ok &= same("partition specs (source, field id, transform, name)", spec_forms(twin),
+                   spec_forms(ours))
+        ok &= same("default spec, last partition id",
+                   (twin.metadata.default_spec_id, twin.metadata.last_partition_id),
+                   (ours.metadata.default_spec_id, ours.metadata.last_partition_id))
+        ok &= same("sort orders", order_forms(twin), order_forms(ours))
+        ok &= same("default sort order", twin.metadata.default_sort_order_id,
+                   ours.metadata.default_sort_order_id)
+        for column, value in (("region", "us"), ("region", "eu"), ("id", 3)):
+            wanted = EqualTo(column, value)
+            ok &= same(f"files PyIceberg plans for {column} = {value!r} (pruned by every spec)",
+                       len(list(twin.scan(row_filter=wanted).plan_files())),
+                       len(list(ours.scan(row_filter=wanted).plan_files())))
+        checked, in_order = files_in_sort_order(ours)
+        ok &= same("files recorded in the sort order hold their rows in it (pyarrow)",
+                   (True, True), (checked > 0, in_order))
         columns = [f.name for f in twin.schema().fields]
         expected = canon_rows(twin.scan().to_arrow(), columns)
         for row in expected:
@@ -170,7 +261,7 @@ def check(warehouse):
 
 def by_pyiceberg(warehouse):
     """PyIceberg's own evolution of a table it wrote: add (nested too), rename, promote, drop,
-    move; rows before and after each."""
+    move, a partition field added; rows before and after each."""
     cat = catalog(warehouse)
     schema = Schema(
         NestedField(1, "id", LongType(), required=True),
@@ -193,6 +284,8 @@ def by_pyiceberg(warehouse):
         u.update_column(("s", "a"), field_type=DoubleType())
         u.delete_column("tag")
         u.move_first("s")
+    with table.update_spec() as u:
+        u.add_field("id", parse_transform("bucket[3]"))
     table = cat.load_table("db.by_pyiceberg")
     table.append(pa.Table.from_pylist([{"id": 4, "count": 2 ** 40, "s": {"a": 2.5, "b": None}}],
                                       schema=table.schema().as_arrow()))

@@ -2,10 +2,12 @@
 //! INSERTs between them) on v2 and v3 tables; PyIceberg makes the same changes through its own
 //! `update_schema()` / `transaction()` on a twin table it creates with icefloe's first schema,
 //! and appends the same rows. Then PyIceberg's schemas of the two tables (field ids, names,
-//! types, required, docs, defaults, identifier fields, `last-column-id`) and format versions
-//! must be equal, and the rows of icefloe's table as PyIceberg, DuckDB's iceberg extension and
-//! icefloe read them must equal the twin's as PyIceberg reads it. The other way round, a table
-//! PyIceberg evolved reads the same in icefloe as in PyIceberg. The Python side is
+//! types, required, docs, defaults, identifier fields, `last-column-id`), partition specs, sort
+//! orders, format versions and the files PyIceberg plans for filters must be equal, the files
+//! icefloe wrote in the sort order must hold their rows in it, and the rows of icefloe's table
+//! as PyIceberg, DuckDB's iceberg extension and icefloe read them must equal the twin's as
+//! PyIceberg reads it. The other way round, a table PyIceberg evolved (schema and partition
+//! spec) reads the same in icefloe as in PyIceberg. The Python side is
 //! `tests/interop/alter.py`.
 
 use std::path::Path;
@@ -36,8 +38,18 @@ fn steps(v3: bool) -> Vec<(String, Value)> {
             json!({"op": "add", "path": ["region"], "type": "string", "first": true}),
         ),
         (
+            "ALTER TABLE {t} ADD PARTITION FIELD region".into(),
+            json!({"op": "add_partition", "source": "region", "transform": "identity"}),
+        ),
+        (
             "ALTER TABLE {t} ADD COLUMN qty BIGINT AFTER n".into(),
             json!({"op": "add", "path": ["qty"], "type": "long", "after": "n"}),
+        ),
+        // PyIceberg 0.12 writes no table with two partition fields of one source.
+        (
+            "ALTER TABLE {t} ADD PARTITION FIELD truncate(100, qty) AS qty100".into(),
+            json!({"op": "add_partition", "source": "qty", "transform": "truncate[100]",
+                   "name": "qty100"}),
         ),
         (
             "ALTER TABLE {t} ADD COLUMN info STRUCT<k VARCHAR, tags ARRAY<INT>>".into(),
@@ -57,6 +69,15 @@ fn steps(v3: bool) -> Vec<(String, Value)> {
         (
             "ALTER TABLE {t} RENAME COLUMN n TO amount".into(),
             json!({"op": "rename", "path": ["n"], "to": "amount"}),
+        ),
+        (
+            "ALTER TABLE {t} REPLACE PARTITION FIELD id_bucket WITH bucket(2, id)".into(),
+            json!({"op": "replace_partition", "remove": "id_bucket", "source": "id",
+                   "transform": "bucket[2]"}),
+        ),
+        (
+            "ALTER TABLE {t} RENAME PARTITION FIELD qty100 TO qty_hundreds".into(),
+            json!({"op": "rename_partition", "name": "qty100", "to": "qty_hundreds"}),
         ),
         (
             "ALTER TABLE {t} ALTER COLUMN amount TYPE BIGINT".into(),
@@ -98,9 +119,20 @@ fn steps(v3: bool) -> Vec<(String, Value)> {
             "ALTER TABLE {t} SET TBLPROPERTIES ('owner' = 'analytics')".into(),
             json!({"op": "properties", "set": {"owner": "analytics"}}),
         ),
+        (
+            "ALTER TABLE {t} WRITE ORDERED BY note DESC NULLS LAST, bucket(4, id)".into(),
+            json!({"op": "sort", "fields": [["note", "identity", "desc", "nulls-last"],
+                                            ["id", "bucket[4]", "asc", "nulls-first"]]}),
+        ),
         insert(
-            "INSERT INTO {t} (id, amount, price, region, note) VALUES (4, 40, 4.5, 'us', 'last')",
-            json!([{"id": 4, "amount": 40, "price": 4.5, "region": "us", "note": "last"}]),
+            "INSERT INTO {t} (id, amount, price, region, note) VALUES \
+             (4, 40, 4.5, 'us', 'last'), (5, 50, 5.5, 'us', NULL), (6, 60, 6.5, 'us', 'b'), \
+             (7, 70, 7.5, 'us', 'last'), (8, 80, 8.5, 'eu', 'a')",
+            json!([{"id": 4, "amount": 40, "price": 4.5, "region": "us", "note": "last"},
+                   {"id": 5, "amount": 50, "price": 5.5, "region": "us", "note": null},
+                   {"id": 6, "amount": 60, "price": 6.5, "region": "us", "note": "b"},
+                   {"id": 7, "amount": 70, "price": 7.5, "region": "us", "note": "last"},
+                   {"id": 8, "amount": 80, "price": 8.5, "region": "eu", "note": "a"}]),
         ),
     ];
     if v3 {
