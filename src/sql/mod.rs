@@ -73,8 +73,8 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement;
 use datafusion::sql::planner::object_name_to_table_reference;
 use datafusion::sql::sqlparser::ast::{
-    CreateTable, CreateTableOptions, Expr, ObjectName, ObjectType, SchemaName, SqlOption,
-    Statement as SqlStatement, Value,
+    ColumnOption, CreateTable, CreateTableOptions, Expr, ObjectName, ObjectType, SchemaName,
+    SqlOption, Statement as SqlStatement, Value,
 };
 
 use crate::catalog::{Catalog, Namespace, TableIdent};
@@ -434,6 +434,42 @@ fn normalized_parts(state: &SessionState, name: &ObjectName) -> Vec<String> {
         .collect()
 }
 
+/// The columns' `COMMENT`s (docs) and `DEFAULT`s (v3 defaults, evaluated to the column's
+/// type) of a `CREATE TABLE`, added to `creation`.
+async fn column_options(
+    ctx: &SessionContext,
+    state: &SessionState,
+    create: &CreateTable,
+    arrow: &datafusion::arrow::datatypes::SchemaRef,
+    mut creation: TableCreation,
+) -> DFResult<TableCreation> {
+    let normalize = state
+        .config()
+        .options()
+        .sql_parser
+        .enable_ident_normalization;
+    let version = creation.format_version()?;
+    for column in &create.columns {
+        let name = match (normalize, column.name.quote_style) {
+            (true, None) => column.name.value.to_lowercase(),
+            _ => column.name.value.clone(),
+        };
+        for option in &column.options {
+            match &option.option {
+                ColumnOption::Comment(doc) => creation = creation.with_column_doc(&name, doc),
+                ColumnOption::Default(expr) => {
+                    let field = arrow.field_with_name(&name)?;
+                    let ty = crate::table::arrow_to_iceberg_type(field, version, &name)?;
+                    let value = alter::default_value(ctx, expr, &ty, &name).await?;
+                    creation = creation.with_column_default(&name, value);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(creation)
+}
+
 /// `CREATE TABLE` / CTAS in an Iceberg catalog (see [`catalog_ddl`]).
 async fn create_table(
     ctx: &SessionContext,
@@ -478,6 +514,7 @@ async fn create_table(
     for term in &terms {
         creation = creation.with_partitioning(term)?;
     }
+    creation = column_options(ctx, state, create, memory.input.schema().inner(), creation).await?;
     if create.query.is_none() {
         catalog.create_table(ident, &creation).await?;
         return done(ctx);

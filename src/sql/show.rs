@@ -619,6 +619,29 @@ fn in_iceberg_catalog(state: &SessionState, name: &[String]) -> DFResult<bool> {
         .is_some_and(|catalog| crate::session::has_namespace(&catalog, &resolved.schema)))
 }
 
+/// A column of `CREATE TABLE`: its name, type, `NOT NULL`, v3 `DEFAULT` (the write-default)
+/// and `COMMENT` (its doc).
+fn column_definition(field: &NestedField) -> DFResult<String> {
+    let mut text = format!(
+        "  {} {}",
+        quote_ident(&field.name),
+        sql_type(&field.field_type)
+    );
+    if field.required {
+        text.push_str(" NOT NULL");
+    }
+    if let (Some(value), Type::Primitive(ty)) = (&field.write_default, &field.field_type) {
+        let literal = crate::spec::Literal::from_json(ty, value).map_err(crate::Error::from)?;
+        let scalar = crate::to_arrow::literal_to_scalar(Some(&literal), ty)?;
+        let sql = datafusion::sql::unparser::expr_to_sql(&datafusion::logical_expr::lit(scalar))?;
+        text.push_str(&format!(" DEFAULT {sql}"));
+    }
+    if let Some(doc) = &field.doc {
+        text.push_str(&format!(" COMMENT {}", quote_string(doc)));
+    }
+    Ok(text)
+}
+
 /// The `RENAME PARTITION FIELD` clauses that give the default spec's fields the names they
 /// have where `CREATE TABLE ... PARTITION BY` names them otherwise (fields added by partition
 /// evolution are named `id_bucket_16`, a new table's `id_bucket`).
@@ -683,15 +706,8 @@ fn create_statement(
     let columns: Vec<String> = schema
         .columns()
         .iter()
-        .map(|f| {
-            let not_null = if f.required { " NOT NULL" } else { "" };
-            format!(
-                "  {} {}{not_null}",
-                quote_ident(&f.name),
-                sql_type(&f.field_type)
-            )
-        })
-        .collect();
+        .map(|f| column_definition(f))
+        .collect::<DFResult<_>>()?;
     let terms: Vec<String> = metadata
         .default_partition_spec()
         .map(|spec| {

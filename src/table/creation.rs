@@ -67,6 +67,10 @@ pub struct TableCreation {
     schema: SchemaSource,
     partitioning: Vec<(String, Transform)>,
     sort: Vec<(String, Transform, SortDirection, NullOrder)>,
+    /// Docs of top-level columns, by name.
+    docs: BTreeMap<String, String>,
+    /// v3 defaults of top-level columns, by name, as JSON single values.
+    defaults: BTreeMap<String, serde_json::Value>,
     properties: BTreeMap<String, String>,
     format_version: FormatVersion,
 }
@@ -96,6 +100,8 @@ impl TableCreation {
             schema,
             partitioning: Vec::new(),
             sort: Vec::new(),
+            docs: BTreeMap::new(),
+            defaults: BTreeMap::new(),
             properties: BTreeMap::new(),
             format_version: FormatVersion::V2,
         }
@@ -127,6 +133,24 @@ impl TableCreation {
     ) -> Self {
         self.sort
             .push((source.into(), transform, direction, null_order));
+        self
+    }
+
+    /// Documents the top-level column `column` (its `doc`).
+    pub fn with_column_doc(mut self, column: impl Into<String>, doc: impl Into<String>) -> Self {
+        self.docs.insert(column.into(), doc.into());
+        self
+    }
+
+    /// v3: gives the top-level column `column` a default, in the spec's JSON single-value
+    /// form: its `write-default` (what a writer that gives no value writes) and its
+    /// `initial-default`. A table before format version 3 refuses it when built.
+    pub fn with_column_default(
+        mut self,
+        column: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        self.defaults.insert(column.into(), value);
         self
     }
 
@@ -226,6 +250,7 @@ impl TableCreation {
                 (fields, Vec::new())
             }
         };
+        let fields = self.with_docs_and_defaults(fields)?;
         let mut next = 0;
         let fresh = assign_fresh_ids(&fields, &mut next);
         let identifier_field_ids = identifiers
@@ -237,6 +262,41 @@ impl TableCreation {
             identifier_field_ids,
             StructType::new(fresh),
         ))
+    }
+
+    /// `fields` with the docs and defaults given for them; a name that is no column, or a
+    /// default that is no value of its column's type, is [`Error::InvalidArgument`].
+    fn with_docs_and_defaults(&self, mut fields: Vec<NestedField>) -> Result<Vec<NestedField>> {
+        let column = |name: &str| {
+            let at = fields.iter().position(|f| f.name == name);
+            at.ok_or_else(|| Error::invalid(format_args!("column '{name}'"), "is not in the table"))
+        };
+        let mut docs = Vec::new();
+        for (name, doc) in &self.docs {
+            docs.push((column(name)?, doc.clone()));
+        }
+        let mut defaults = Vec::new();
+        for (name, value) in &self.defaults {
+            defaults.push((column(name)?, value.clone()));
+        }
+        for (at, doc) in docs {
+            fields[at].doc = Some(doc);
+        }
+        for (at, value) in defaults {
+            let field = &mut fields[at];
+            let what = || format!("the default of column '{}'", field.name);
+            let Type::Primitive(ty) = &field.field_type else {
+                return Err(Error::invalid(
+                    what(),
+                    "only primitive columns take a default",
+                ));
+            };
+            crate::spec::Literal::from_json(ty, &value)
+                .map_err(|e| Error::invalid(what(), format_args!("is no {ty}: {e}")))?;
+            field.initial_default = Some(value.clone());
+            field.write_default = Some(value);
+        }
+        Ok(fields)
     }
 
     fn partition_spec(&self, schema: &Schema) -> Result<PartitionSpec> {
@@ -524,7 +584,14 @@ fn check_types_allowed(schema: &Schema, version: FormatVersion) -> Result<()> {
     match schema.field_needing_v3() {
         Some(f) if version < FormatVersion::V3 => Err(Error::invalid(
             format_args!("column '{}' ({})", f.name, f.field_type),
-            format_args!("needs format version 3, the table is v{}", version.number()),
+            format_args!(
+                "{} format version 3, the table is v{}",
+                match f.initial_default.is_some() || f.write_default.is_some() {
+                    true => "has a default, which needs",
+                    false => "needs",
+                },
+                version.number()
+            ),
         )),
         _ => Ok(()),
     }

@@ -166,7 +166,7 @@ async fn iceberg_type(
 
 /// A constant default as the spec's JSON single value of `field_type`: DataFusion evaluates
 /// the expression, cast to the column's Arrow type.
-async fn default_value(
+pub(in crate::sql) async fn default_value(
     ctx: &SessionContext,
     expr: &Expr,
     field_type: &Type,

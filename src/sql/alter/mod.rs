@@ -27,6 +27,8 @@ mod columns;
 mod layout;
 mod parse;
 
+pub(super) use columns::default_value;
+
 use std::sync::Arc;
 
 use datafusion::common::{plan_datafusion_err, plan_err};

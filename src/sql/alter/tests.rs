@@ -71,11 +71,15 @@ async fn described(ctx: &SessionContext, table: &str) -> Vec<String> {
 #[tokio::test]
 async fn show_create_table_of_an_evolved_table_makes_the_same_table() {
     let dir = tempfile::tempdir().unwrap();
-    let (ctx, _) = scratch(dir.path()).await;
+    let (ctx, catalog) = scratch(dir.path()).await;
     for statement in [
-        "CREATE TABLE db.t (id BIGINT NOT NULL, category VARCHAR, ts TIMESTAMP) \
-         PARTITION BY (category)",
+        "CREATE TABLE db.t (id BIGINT NOT NULL, category VARCHAR COMMENT 'kind', ts TIMESTAMP) \
+         PARTITION BY (category) TBLPROPERTIES ('format-version' = '3')",
         "ALTER TABLE db.t ADD COLUMN price DOUBLE AFTER id",
+        "ALTER TABLE db.t ADD COLUMN level INT NOT NULL DEFAULT 3 COMMENT 'how deep'",
+        "ALTER TABLE db.t ALTER COLUMN level SET DEFAULT 4",
+        "ALTER TABLE db.t ADD COLUMN since DATE DEFAULT DATE '2024-02-29'",
+        "ALTER TABLE db.t ALTER COLUMN price COMMENT 'in euros'",
         "ALTER TABLE db.t ADD PARTITION FIELD bucket(8, id)",
         "ALTER TABLE db.t REPLACE PARTITION FIELD category WITH truncate(3, category)",
         "ALTER TABLE db.t ADD PARTITION FIELD hours(ts)",
@@ -97,6 +101,28 @@ async fn show_create_table_of_an_evolved_table_makes_the_same_table() {
         run(&ctx, statement).await;
     }
     assert_eq!(described(&ctx, "db.t").await, described(&ctx, "db.u").await);
+    // What DESCRIBE does not show: each column's write-default (what INSERT fills in).
+    let write_defaults = |table: crate::table::Table| {
+        let schema = table.metadata().current_schema().clone();
+        let columns = schema.columns().iter();
+        columns
+            .map(|f| (f.name.clone(), f.write_default.clone()))
+            .collect::<Vec<_>>()
+    };
+    let (t, u) = (
+        TableIdent::parse_dotted("db.t").unwrap(),
+        TableIdent::parse_dotted("db.u").unwrap(),
+    );
+    let (t, u) = (
+        catalog.load_table(&t).await.unwrap(),
+        catalog.load_table(&u).await.unwrap(),
+    );
+    let defaults = write_defaults(t);
+    assert_eq!(
+        defaults[4],
+        ("level".to_string(), Some(serde_json::json!(4)))
+    );
+    assert_eq!(defaults, write_defaults(u));
     assert_eq!(
         run(&ctx, "SHOW TBLPROPERTIES db.t").await,
         run(&ctx, "SHOW TBLPROPERTIES db.u").await
