@@ -19,6 +19,7 @@ mod data_file;
 mod data_file_tests;
 mod deletion_vectors;
 mod fanout;
+pub(crate) use fanout::literal_at;
 #[cfg(test)]
 mod fanout_tests;
 mod position_deletes;
