@@ -51,6 +51,7 @@ mod producer;
 mod retry;
 mod row_delta;
 mod schema;
+mod statistics;
 mod target;
 
 use std::collections::BTreeSet;
@@ -67,6 +68,7 @@ pub use producer::SnapshotProducer;
 pub use retry::RetryPolicy;
 pub use row_delta::{Isolation, RowDelta};
 pub use schema::{ColumnPosition, NewColumn, UpdateSchema};
+pub use statistics::{SetPartitionStatistics, SetStatistics};
 pub use target::WriteTarget;
 
 use crate::catalog::{Catalog, TableIdent};
