@@ -63,6 +63,7 @@ pub mod scan;
 pub mod session;
 pub mod spec;
 pub mod sql;
+pub mod statistics;
 mod table;
 pub mod to_arrow;
 pub mod transaction;

@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::Result as DFResult;
@@ -433,6 +434,20 @@ impl IcebergTableProvider {
         )))
     }
 
+    /// The distinct counts table statistics give the columns of a scan of `table` (none for
+    /// incremental reads and scans with row identities; see [`crate::statistics`]).
+    async fn distinct_counts(&self, table: &Table) -> Result<Vec<Precision<usize>>> {
+        if self.row_ids || table.metadata().statistics.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(match (&self.read, self.snapshot_in(table)?) {
+            (ReadKind::Head(_) | ReadKind::Snapshot(_), Some(id)) => {
+                crate::statistics::ndv::distinct_counts(table, id, &self.schema).await
+            }
+            _ => Vec::new(),
+        })
+    }
+
     /// The Iceberg schema rows are read with.
     pub fn iceberg_schema(&self) -> &Schema {
         &self.schema
@@ -512,6 +527,7 @@ impl TableProvider for IcebergTableProvider {
                 });
             }
         }
+        let distinct_counts = self.distinct_counts(&table).await?;
         let input = ScanInput {
             table: &table,
             schema: &self.schema,
@@ -519,6 +535,7 @@ impl TableProvider for IcebergTableProvider {
             tasks: plan.tasks,
             stats: plan.stats,
             row_ids: self.row_ids,
+            distinct_counts,
         };
         // Filters on the row-identity columns are left to DataFusion (they prune nothing).
         let filters: Vec<Expr> = filters

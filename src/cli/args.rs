@@ -47,6 +47,9 @@ pub enum Command {
     /// Merge the current snapshot's small data manifests into manifests of a target size
     /// (a `replace` snapshot; the rows do not change).
     RewriteManifests(RewriteManifestsArgs),
+    /// Compute theta sketches of columns of the current snapshot into a Puffin statistics file
+    /// and commit it (`set-statistics`): the distinct counts DataFusion plans joins with.
+    ComputeStats(ComputeStatsArgs),
     /// Verify that every file the table's metadata reaches exists with its recorded size and
     /// that the recorded counts agree (reads trust the metadata; this looks). Exits non-zero
     /// when it finds a problem.
@@ -74,6 +77,18 @@ pub struct RewriteManifestsArgs {
     /// The size of the new manifests (default: commit.manifest.target-size-bytes, else 8 MiB).
     #[arg(long, value_name = "BYTES")]
     pub target_size: Option<u64>,
+}
+
+/// Arguments of `icefloe compute-stats`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ComputeStatsArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// Only these top-level columns (comma-separated; default: every primitive column).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub columns: Vec<String>,
 }
 
 /// Arguments of `icefloe remove-orphans`.

@@ -8,8 +8,8 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use serde_json::{Value, json};
 
 use super::args::{
-    CheckArgs, ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat, RewriteManifestsArgs,
-    RollbackArgs, TableTarget, relocation_of,
+    CheckArgs, ComputeStatsArgs, ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat,
+    RewriteManifestsArgs, RollbackArgs, TableTarget, relocation_of,
 };
 use super::{CliError, CliResult, catalog_table_name, open_catalog};
 use crate::Table;
@@ -270,6 +270,46 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
         "rewritten": done.rewritten,
         "added": done.added,
         "snapshot_id": done.table.as_ref().and_then(|t| t.metadata().current_snapshot_id),
+    });
+    report(out, args.target.format, &text, object)
+}
+
+/// `icefloe compute-stats`.
+pub(super) async fn run_compute_stats<W: Write>(
+    args: &ComputeStatsArgs,
+    out: &mut W,
+) -> CliResult<()> {
+    use crate::statistics::{ComputeTableStats, compute_table_stats};
+    let (_, target, _) = write_target(&args.target).await?;
+    let mut options = ComputeTableStats::new();
+    if !args.columns.is_empty() {
+        options = options.with_columns(args.columns.iter().map(|c| c.trim().to_string()));
+    }
+    let bar = bar("sketching columns");
+    let done = compute_table_stats(&target, &options).await;
+    bar.finish_and_clear();
+    let done = done?;
+    let columns: Vec<String> = done
+        .columns
+        .iter()
+        .map(|(name, _, ndv)| format!("{name}: {ndv}"))
+        .collect();
+    let text = format!(
+        "statistics of snapshot {}: {} distinct values ({})",
+        done.snapshot_id,
+        columns.join(", "),
+        done.statistics_path
+    );
+    let ndv: serde_json::Map<String, serde_json::Value> = done
+        .columns
+        .iter()
+        .map(|(name, _, ndv)| (name.clone(), json!(ndv)))
+        .collect();
+    let object = json!({
+        "action": "compute-stats",
+        "snapshot_id": done.snapshot_id,
+        "statistics_path": done.statistics_path,
+        "ndv": ndv,
     });
     report(out, args.target.format, &text, object)
 }

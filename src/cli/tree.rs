@@ -259,10 +259,47 @@ impl Renderer<'_> {
             Some(list) => format!("manifest list {}", self.relative(list)),
             None => "manifests (listed in the metadata file)".to_string(),
         };
-        Node::new(
-            self.snapshot_label(snapshot),
-            vec![Node::new(list_label, children)],
-        )
+        let mut nodes = vec![Node::new(list_label, children)];
+        nodes.extend(self.statistics_nodes(snapshot.snapshot_id));
+        Node::new(self.snapshot_label(snapshot), nodes)
+    }
+
+    /// The snapshot's statistics files (spec: "Table Statistics", "Partition Statistics"):
+    /// a Puffin file with a line per blob, and a partition statistics file.
+    fn statistics_nodes(&self, snapshot_id: i64) -> Vec<Node> {
+        let metadata = self.metadata;
+        let mut nodes = Vec::new();
+        for file in metadata
+            .statistics
+            .iter()
+            .filter(|f| f.snapshot_id == snapshot_id)
+        {
+            let blobs = file.blobs();
+            let blobs = blobs.iter().map(|b| {
+                let columns: Vec<String> =
+                    b.fields.iter().map(|id| self.column_name(*id)).collect();
+                let ndv = b
+                    .ndv()
+                    .map_or_else(String::new, |(_, n)| format!("  ndv {n}"));
+                Node::leaf(format!("blob {} of {}{ndv}", b.kind, columns.join(", ")))
+            });
+            let label = format!(
+                "statistics {}  {} bytes, footer {}",
+                self.relative(&file.statistics_path),
+                file.file_size_in_bytes,
+                file.file_footer_size_in_bytes
+            );
+            nodes.push(Node::new(label, blobs.collect()));
+        }
+        let partition = metadata.partition_statistics.iter();
+        for file in partition.filter(|f| f.snapshot_id == snapshot_id) {
+            nodes.push(Node::leaf(format!(
+                "partition statistics {}  {} bytes",
+                self.relative(&file.statistics_path),
+                file.file_size_in_bytes
+            )));
+        }
+        nodes
     }
 
     fn snapshot_label(&self, s: &Snapshot) -> String {

@@ -720,6 +720,7 @@ impl RowChangeSink {
             tasks,
             stats: PlanStats::default(),
             row_ids: true,
+            distinct_counts: Vec::new(),
         };
         let plan = build_exec(&state, input, None, &[], None).await?;
         let io = change.table.io();

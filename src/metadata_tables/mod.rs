@@ -17,6 +17,7 @@ mod provider;
 mod pushdown;
 mod refs;
 mod snapshots;
+mod statistics;
 pub(crate) mod walk;
 
 pub use provider::IcebergMetadataTable;
@@ -65,11 +66,13 @@ pub enum MetadataTableKind {
     AllDeleteFiles,
     /// Counts and sizes per partition value, across specs.
     Partitions,
+    /// The table's statistics files (Puffin blobs and partition statistics files).
+    Statistics,
 }
 
 impl MetadataTableKind {
     /// Every relation, in the order the README lists them.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 16] = [
         Self::Snapshots,
         Self::History,
         Self::MetadataLogEntries,
@@ -85,6 +88,7 @@ impl MetadataTableKind {
         Self::AllDataFiles,
         Self::AllDeleteFiles,
         Self::Partitions,
+        Self::Statistics,
     ];
 
     /// The relation of a name (`snapshots`, `all_data_files`, ...; any case).
@@ -118,6 +122,7 @@ impl MetadataTableKind {
             Self::AllDataFiles => "all_data_files",
             Self::AllDeleteFiles => "all_delete_files",
             Self::Partitions => "partitions",
+            Self::Statistics => "statistics",
         }
     }
 

@@ -18,7 +18,7 @@ use futures::TryStreamExt;
 
 use super::{
     MetadataContext, MetadataTableKind, ScanRequest, file_level_batches, file_level_schema,
-    manifests, metadata_log, refs, snapshots,
+    manifests, metadata_log, refs, snapshots, statistics,
 };
 use crate::error::{Error, Result};
 use crate::io::{FileIO, StorageProperties};
@@ -138,6 +138,7 @@ impl IcebergMetadataTable {
             K::History => snapshots::history(metadata)?,
             K::MetadataLogEntries => metadata_log::batches(table)?,
             K::Refs => refs::batches(metadata)?,
+            K::Statistics => statistics::batches(metadata)?,
             K::Manifests => manifests::manifests(table, resolved.snapshot).await?,
             K::AllManifests => manifests::all_manifests(table, request).await?,
             kind => {
@@ -175,6 +176,7 @@ fn schema_of(
         K::History => snapshots::history_schema(),
         K::MetadataLogEntries => metadata_log::schema(),
         K::Refs => refs::schema(),
+        K::Statistics => statistics::schema(),
         K::Manifests => manifests::schema(false),
         K::AllManifests => manifests::schema(true),
         kind => return file_level_schema(kind, metadata, schema),

@@ -52,6 +52,9 @@ pub(crate) struct ScanInput<'a> {
     /// Whether the scan also yields each row's identity: [`FILE_COLUMN`] and [`POS_COLUMN`]
     /// after the read schema's columns (projection indexes count them there).
     pub(crate) row_ids: bool,
+    /// Per read-schema column, the number of distinct values table statistics give (empty or
+    /// `Absent`: none); always inexact (an estimate, perhaps of an older snapshot).
+    pub(crate) distinct_counts: Vec<Precision<usize>>,
 }
 
 /// The row-identity column holding each row's data file (its `file_path` in the manifest),
@@ -192,7 +195,8 @@ pub(crate) async fn build_exec(
         if plans.is_empty() {
             report_planning(source.metrics(), &input.stats);
         }
-        let statistics = total_statistics(&files, &file_schema, layout.extra_columns());
+        let mut statistics = total_statistics(&files, &file_schema, layout.extra_columns());
+        with_distinct_counts(&mut statistics, &input.distinct_counts);
         let config = FileScanConfigBuilder::new(store_url, Arc::new(source))
             .with_file_groups(spread(files, target_partitions))
             .with_statistics(statistics)
@@ -699,6 +703,20 @@ fn total_statistics(files: &[PartitionedFile], schema: &SchemaRef, extra: usize)
         Precision::Inexact(num_rows)
     };
     total
+}
+
+/// Sets the distinct counts of table statistics on the columns that have none, inexact and
+/// never above the row count.
+fn with_distinct_counts(statistics: &mut Statistics, distinct_counts: &[Precision<usize>]) {
+    let rows = statistics.num_rows.get_value().copied();
+    for (column, ndv) in statistics.column_statistics.iter_mut().zip(distinct_counts) {
+        let Some(&ndv) = ndv.get_value() else {
+            continue;
+        };
+        if column.distinct_count.get_value().is_none() {
+            column.distinct_count = Precision::Inexact(rows.map_or(ndv, |rows| ndv.min(rows)));
+        }
+    }
 }
 
 /// Spreads files over `n` groups, largest first into the currently smallest group, so the

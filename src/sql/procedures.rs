@@ -141,6 +141,7 @@ impl TableFunctionImpl for IcebergRollbackFunction {
 /// | `iceberg_cherry_pick` | `'<table>', <snapshot id>` |
 /// | `iceberg_rewrite_manifests` | `'<table>' [, <target size bytes>]` |
 /// | `iceberg_remove_orphan_files` | `'<table>' [, <older than>] [, <dry run>]` |
+/// | `iceberg_compute_table_stats` | `'<table>' [, '<column>' ...]` (or one `'a, b'`) |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IcebergProcedure {
     /// `iceberg_create_branch`.
@@ -157,11 +158,14 @@ pub enum IcebergProcedure {
     RewriteManifests,
     /// `iceberg_remove_orphan_files`.
     RemoveOrphanFiles,
+    /// `iceberg_compute_table_stats`: theta sketches of columns into a Puffin statistics file
+    /// of the current snapshot (`crate::statistics::compute_table_stats`).
+    ComputeTableStats,
 }
 
 impl IcebergProcedure {
     /// Every procedure with its SQL name.
-    pub const ALL: [(&'static str, IcebergProcedure); 7] = [
+    pub const ALL: [(&'static str, IcebergProcedure); 8] = [
         ("iceberg_create_branch", Self::CreateBranch),
         ("iceberg_create_tag", Self::CreateTag),
         ("iceberg_drop_ref", Self::DropRef),
@@ -169,6 +173,7 @@ impl IcebergProcedure {
         ("iceberg_cherry_pick", Self::CherryPick),
         ("iceberg_rewrite_manifests", Self::RewriteManifests),
         ("iceberg_remove_orphan_files", Self::RemoveOrphanFiles),
+        ("iceberg_compute_table_stats", Self::ComputeTableStats),
     ];
 
     fn usage(self) -> (&'static str, usize, usize) {
@@ -200,9 +205,17 @@ impl IcebergProcedure {
                 1,
                 3,
             ),
+            Self::ComputeTableStats => (
+                "iceberg_compute_table_stats('<table>' [, '<column>' ...])",
+                1,
+                MAX_COLUMNS,
+            ),
         }
     }
 }
+
+/// The most arguments a procedure naming columns takes.
+const MAX_COLUMNS: usize = 1000;
 
 impl TableFunctionImpl for IcebergProcedure {
     fn call_with_args(&self, args: TableFunctionArgs) -> DFResult<Arc<dyn TableProvider>> {
@@ -235,6 +248,13 @@ impl TableFunctionImpl for IcebergProcedure {
             Self::FastForward => call.names = vec![name(1)?, name(2)?],
             Self::CherryPick => call.number = optional_integer(1, "snapshot id")?,
             Self::RewriteManifests => call.number = optional_integer(1, "target size")?,
+            Self::ComputeTableStats => {
+                for i in 1..values.len() {
+                    let names = name(i)?;
+                    call.names
+                        .extend(names.split(',').map(|n| n.trim().to_string()));
+                }
+            }
             Self::RemoveOrphanFiles => {
                 if let Some(v) = values.get(1).filter(|v| !v.is_null()) {
                     call.number = Some(timestamp(v)?);
@@ -278,6 +298,7 @@ async fn run_procedure(
 ) -> crate::Result<(String, String)> {
     use crate::maintenance::BranchRetention;
     use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
+    use crate::statistics::{ComputeTableStats, compute_table_stats};
     let name = |i: usize| call.names.get(i).cloned().unwrap_or_default();
     let (text, number) = (name(0), call.number);
     Ok(match kind {
@@ -315,6 +336,27 @@ async fn run_procedure(
             (
                 "rewrite manifests".into(),
                 format!("{} into {}", done.rewritten, done.added),
+            )
+        }
+        IcebergProcedure::ComputeTableStats => {
+            let mut options = ComputeTableStats::new();
+            if !call.names.is_empty() {
+                options = options.with_columns(call.names.iter().cloned());
+            }
+            let done = compute_table_stats(manager.target(), &options).await?;
+            let columns: Vec<String> = done
+                .columns
+                .iter()
+                .map(|(name, _, ndv)| format!("{name}: {ndv}"))
+                .collect();
+            (
+                "compute table stats".into(),
+                format!(
+                    "snapshot {}: {} ({})",
+                    done.snapshot_id,
+                    columns.join(", "),
+                    done.statistics_path
+                ),
             )
         }
         IcebergProcedure::RemoveOrphanFiles => {

@@ -53,6 +53,7 @@ mod retry;
 mod row_delta;
 mod schema;
 mod sort_order;
+mod statistics;
 mod target;
 
 use std::collections::BTreeSet;
@@ -71,6 +72,7 @@ pub use retry::RetryPolicy;
 pub use row_delta::{Isolation, RowDelta};
 pub use schema::{ColumnPosition, NewColumn, UpdateSchema};
 pub use sort_order::ReplaceSortOrder;
+pub use statistics::{SetPartitionStatistics, SetStatistics};
 pub use target::WriteTarget;
 
 use crate::catalog::{Catalog, TableIdent};

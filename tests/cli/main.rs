@@ -985,3 +985,47 @@ fn relocation_failures_name_both_paths() {
         "{err}"
     );
 }
+
+/// `compute-stats` commits theta sketches; `tree` shows the Puffin file and its blobs.
+#[test]
+fn compute_stats_commits_sketches_that_tree_shows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let location = dir.path().join("t").display().to_string();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t (id BIGINT, s VARCHAR) STORED AS ICEBERG LOCATION '{location}'; \
+         INSERT INTO t VALUES (1, 'a'), (2, 'a'), (3, 'b'), (3, NULL)"
+    );
+    let out = icefloe(&["sql", &create]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = icefloe(&[
+        "compute-stats",
+        &location,
+        "--columns",
+        "id,s",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    // The data's distinct values: ids 1, 2, 3; strings a, b.
+    assert_eq!(report["ndv"], serde_json::json!({"id": 3, "s": 2}));
+    let out = icefloe(&["tree", &location]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("statistics metadata/"), "{text}");
+    assert!(
+        text.contains("blob apache-datasketches-theta-v1 of id  ndv 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("blob apache-datasketches-theta-v1 of s  ndv 2"),
+        "{text}"
+    );
+    let out = icefloe(&["compute-stats", &location, "--columns", "nope"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no such top-level column"),
+        "{}",
+        stderr(&out)
+    );
+}

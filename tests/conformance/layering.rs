@@ -21,6 +21,7 @@ const LAYERS: &[&str] = &[
     "dml",
     "maintenance",
     "metadata_tables",
+    "statistics",
     "provider",
     "session",
     "sql",
