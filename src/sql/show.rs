@@ -29,6 +29,7 @@ use datafusion::sql::sqlparser::dialect::Dialect;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::dialect::significant_tokens;
+use super::types::geo_sql_type;
 use crate::IcebergTableProvider;
 use crate::error::closest;
 use crate::session::IcebergCatalogs;
@@ -614,7 +615,9 @@ fn sql_type(data_type: &Type) -> String {
             PrimitiveType::Uuid => "UUID".into(),
             PrimitiveType::Fixed(len) => format!("FIXED({len})"),
             PrimitiveType::Binary => "BYTEA".into(),
-            PrimitiveType::Unsupported(name) => name.to_uppercase(),
+            PrimitiveType::Variant => "VARIANT".into(),
+            PrimitiveType::Unknown => "UNKNOWN".into(),
+            PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. } => geo_sql_type(p),
         },
         Type::Struct(s) => {
             let fields: Vec<String> = s

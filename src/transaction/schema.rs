@@ -615,7 +615,7 @@ impl Working<'_> {
                     "cannot change type from {from} to {to}: the spec allows int -> long, \
                      float -> double, a wider decimal precision{}",
                     match self.v3() {
-                        true => " and date -> timestamp / timestamp_ns",
+                        true => ", date -> timestamp / timestamp_ns and unknown -> any type",
                         false => " (and on v3 tables date -> timestamp)",
                     }
                 ),
