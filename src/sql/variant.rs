@@ -60,7 +60,7 @@ fn expect_variant(function: &str, arg: &DataType) -> DFResult<()> {
 
 /// The variants of the first argument, as an array of the batch's length.
 fn variants_of(value: &ColumnarValue, rows: usize) -> DFResult<ArrayRef> {
-    Ok(value.to_array(rows)?)
+    value.to_array(rows)
 }
 
 /// A decoding failure of row values, as DataFusion reports it.

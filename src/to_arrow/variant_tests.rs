@@ -26,8 +26,11 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-fn column(rows: &[Option<(Vec<u8>, Vec<u8>)>]) -> StructArray {
-    let part = |pick: fn(&(Vec<u8>, Vec<u8>)) -> &[u8]| -> ArrayRef {
+/// A variant's encoded `(metadata, value)`.
+type Encoded = (Vec<u8>, Vec<u8>);
+
+fn column(rows: &[Option<Encoded>]) -> StructArray {
+    let part = |pick: fn(&Encoded) -> &[u8]| -> ArrayRef {
         Arc::new(BinaryArray::from_iter_values(
             rows.iter().map(|r| r.as_ref().map_or(&[][..], pick)),
         ))
