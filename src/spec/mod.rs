@@ -18,6 +18,7 @@ pub mod sort;
 pub mod summary;
 pub mod types;
 pub mod values;
+pub mod wkb;
 
 pub use changes::{
     ApplyContext, CommitTableRequest, RequirementFailed, TableIdentifier, TableRequirement,

@@ -5,15 +5,15 @@
 //! |---|---|
 //! | `unknown` | no column (spec: "unknown" has no file column); the values are null by type |
 //! | `variant` | an unshredded Parquet `VARIANT` group; every value is validated first (arrow-rs' decoder) and a malformed one is refused |
-//! | `geometry`, `geography` | a `GEOMETRY` / `GEOGRAPHY` binary column; only nulls are written: icefloe does not check WKB yet, so a value is refused ([`Error::Unsupported`]) rather than stored unchecked |
+//! | `geometry`, `geography` | a `GEOMETRY` / `GEOGRAPHY` binary column; every value must be one ISO WKB geometry ([`crate::spec::wkb::validate`]); no bounds (spec: geometry bounds are bounding boxes, which icefloe does not compute) |
 //!
 //! These types are written at the top level only: nested in a struct, list or map they are
 //! refused when the writer is made. [`parquet_schema`] gives the file its Parquet logical types.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, RecordBatch};
-use datafusion::arrow::datatypes::Schema as ArrowSchema;
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Schema as ArrowSchema};
 use datafusion::parquet::arrow::ArrowSchemaConverter;
 use datafusion::parquet::basic::{EdgeInterpolationAlgorithm, LogicalType};
 use datafusion::parquet::errors::ParquetError;
@@ -21,6 +21,7 @@ use datafusion::parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
 use crate::error::{Error, Result};
 use crate::spec::types::{DEFAULT_CRS, EdgeAlgorithm};
+use crate::spec::wkb;
 use crate::spec::{NestedField, PrimitiveType, Schema, Type};
 use crate::to_arrow::variant::VariantColumn;
 
@@ -31,8 +32,8 @@ pub(crate) struct FileColumns {
     pub(crate) kept: Vec<usize>,
     /// Top-level variant columns (index, name), whose values are validated.
     variants: Vec<(usize, String)>,
-    /// Top-level geometry / geography columns (index, name, type): only nulls are written.
-    nulls_only: Vec<(usize, String, PrimitiveType)>,
+    /// Top-level geometry / geography columns (index, name), whose values must be WKB.
+    geo: Vec<(usize, String)>,
 }
 
 impl FileColumns {
@@ -46,8 +47,8 @@ impl FileColumns {
                 Type::Primitive(PrimitiveType::Unknown) => continue,
                 Type::Primitive(PrimitiveType::Variant) => columns.variants.push((index, name)),
                 Type::Primitive(
-                    p @ (PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. }),
-                ) => columns.nulls_only.push((index, name, p.clone())),
+                    PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. },
+                ) => columns.geo.push((index, name)),
                 Type::Primitive(_) => {}
                 nested => refuse_nested(nested, &field.name)?,
             }
@@ -63,7 +64,7 @@ impl FileColumns {
     }
 
     /// Checks a batch of the table's Arrow schema before it is written: every variant decodes,
-    /// geometry and geography columns hold nulls only.
+    /// every geometry and geography value is WKB.
     pub(crate) fn check(&self, batch: &RecordBatch) -> Result<()> {
         for (index, name) in &self.variants {
             let column = VariantColumn::try_new(batch.column(*index).as_ref(), name)?;
@@ -76,16 +77,36 @@ impl FileColumns {
                 })?;
             }
         }
-        for (index, name, ty) in &self.nulls_only {
-            if batch.column(*index).null_count() < batch.num_rows() {
-                return Err(Error::Unsupported(format!(
-                    "writing values of type {ty} (column '{name}'): icefloe does not validate \
-                     WKB yet, so only NULLs are written"
-                )));
-            }
+        for (index, name) in &self.geo {
+            check_wkb(batch.column(*index).as_ref(), name)?;
         }
         Ok(())
     }
+}
+
+/// Checks that every value of a geometry or geography column (binary in any Arrow layout) is
+/// one WKB geometry.
+fn check_wkb(column: &dyn Array, name: &str) -> Result<()> {
+    let values: Box<dyn Iterator<Item = Option<&[u8]>>> = match column.data_type() {
+        DataType::BinaryView => Box::new(column.as_binary_view().iter()),
+        DataType::Binary => Box::new(column.as_binary::<i32>().iter()),
+        DataType::LargeBinary => Box::new(column.as_binary::<i64>().iter()),
+        other => {
+            return Err(Error::invalid(
+                format_args!("the geometry column '{name}'"),
+                format_args!("holds {other}, not WKB bytes"),
+            ));
+        }
+    };
+    for (row, value) in values.enumerate() {
+        if let Some(Err(e)) = value.map(wkb::validate) {
+            return Err(Error::invalid(
+                format_args!("the value of the geometry column '{name}' in row {row}"),
+                e,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a v3 type (`variant`, `unknown`, `geometry`, `geography`) anywhere inside a

@@ -94,10 +94,21 @@ async fn write(
     Ok((store, w.close().await?))
 }
 
+/// POINT(1 2), little-endian: the WKB example PostGIS documents for `ST_AsBinary`.
+const POINT_1_2: &str = "0101000000000000000000f03f0000000000000040";
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 #[tokio::test]
 async fn v3_columns_get_their_parquet_types_and_unknown_no_column() {
     let schema = schema();
-    let (store, file) = write(&schema, &batch(&schema, &VARIANT_42.1, None))
+    let point = hex(POINT_1_2);
+    let (store, file) = write(&schema, &batch(&schema, &VARIANT_42.1, Some(&point)))
         .await
         .unwrap();
     let bytes = store
@@ -139,7 +150,7 @@ async fn v3_columns_get_their_parquet_types_and_unknown_no_column() {
         ],
         "no column for the unknown field"
     );
-    // The variant bytes come back unchanged.
+    // The variant and WKB bytes come back unchanged.
     let batch = reader.build().unwrap().next().unwrap().unwrap();
     let v = batch
         .column(1)
@@ -149,15 +160,22 @@ async fn v3_columns_get_their_parquet_types_and_unknown_no_column() {
     let value = v.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
     assert_eq!(value.value(0), VARIANT_42.1);
     assert!(v.is_null(1));
+    let g = batch
+        .column(2)
+        .as_any()
+        .downcast_ref::<BinaryArray>()
+        .unwrap();
+    assert_eq!((g.value(0), g.is_null(1)), (&point[..], true));
     // No metrics for the variant's leaves (no field ids) nor for unknown.
     let mut counted: Vec<_> = file.value_counts.keys().copied().collect();
     counted.sort_unstable();
     assert_eq!(counted, [1, 3, 4]);
+    // Bounds for id only: none for the variant, none for the geometry (a bounding box).
     assert!(file.lower_bounds.iter().flatten().all(|(id, _)| *id == 1));
 }
 
 #[tokio::test]
-async fn malformed_variants_and_geometry_values_are_refused() {
+async fn malformed_variants_and_wkb_are_refused() {
     let schema = schema();
     let cut_short = &VARIANT_42.1[..3];
     let err = write(&schema, &batch(&schema, cut_short, None))
@@ -167,14 +185,13 @@ async fn malformed_variants_and_geometry_values_are_refused() {
         matches!(&err, Error::InvalidArgument { what, .. } if what.contains("'v'")),
         "{err:?}"
     );
-    let point = [
-        1u8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    ];
-    let err = write(&schema, &batch(&schema, &VARIANT_42.1, Some(&point)))
+    let cut = hex(POINT_1_2);
+    let err = write(&schema, &batch(&schema, &VARIANT_42.1, Some(&cut[..20])))
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Unsupported(m) if m.contains("geometry(srid:3857)") && m.contains("'g'")),
+        matches!(&err, Error::InvalidArgument { what, reason }
+            if what.contains("'g' in row 0") && reason.contains("not a WKB geometry")),
         "{err:?}"
     );
 }
