@@ -6,7 +6,8 @@ icefloe created and wrote, in the SQLite catalog of WAREHOUSE:
   db.ns       (id int, ts timestamp_ns, tz timestamptz_ns, u unknown), partitioned by
               day(ts), hour(tz): PyIceberg 0.12 reads it (DuckDB 1.5.5 has no timestamptz_ns);
   db.variant  (id int, ts timestamp_ns, v variant), partitioned by day(ts): DuckDB's iceberg
-              extension reads it (PyIceberg 0.12 has no variant).
+              extension reads it (PyIceberg 0.12 has no variant);
+  db.geo      (id int, g geometry): DuckDB reads the WKB as GEOMETRY (shown as WKT).
 The expected values are the ones icefloe was given (ROWS below), turned into nanoseconds and
 JSON values here by pyarrow and the json module, not by icefloe. Exit status 1 on any mismatch,
 after printing every check.
@@ -95,6 +96,13 @@ def by_duckdb(warehouse):
     pruned = con.execute(
         f"SELECT count(*) FROM iceberg_scan('{location}') WHERE ts >= '2024-01-03'").fetchone()[0]
     ok &= same("DuckDB: a filter on the timestamp_ns column", 3, pruned)
+    location = sqlite3.connect(f"{warehouse}/catalog.db").execute(
+        "SELECT metadata_location FROM iceberg_tables WHERE table_name = 'geo'").fetchone()[0]
+    rows = con.execute(f"SELECT id, typeof(g), g::VARCHAR FROM iceberg_scan('{location}') "
+                       "ORDER BY id").fetchall()
+    ok &= same("DuckDB: the geometries", [(1, "GEOMETRY", "POINT (1 2)"),
+                                          (2, "GEOMETRY", "LINESTRING (0 0, 1 1)"),
+                                          (3, "GEOMETRY", None)], rows)
     return ok
 
 

@@ -1,7 +1,8 @@
 //! The v3 types icefloe writes, read by the other engines: PyIceberg 0.12 reads a table of
 //! `timestamp_ns`, `timestamptz_ns` and `unknown` columns partitioned by `day` and `hour` of
 //! them (values to the nanosecond, partition tuples); DuckDB's iceberg extension reads a table
-//! of `timestamp_ns` and `variant` (values, the variants as JSON). PyIceberg 0.12 has no
+//! of `timestamp_ns` and `variant` (values, the variants as JSON) and one of `geometry` (the WKB
+//! as DuckDB's GEOMETRY, shown as WKT). PyIceberg 0.12 has no
 //! `variant` and DuckDB 1.5.5 no `timestamptz_ns`, hence two tables. The Python side, with the
 //! expected values, is `tests/interop/v3_types.py`.
 
@@ -30,6 +31,11 @@ const STATEMENTS: &[&str] = &[
      (2, '2024-01-03T12:34:56.123456789', NULL)",
     "INSERT INTO db.variant VALUES (3, '2024-01-03T00:00:00', parse_json('42')), \
      (4, '2024-01-04T00:00:00', parse_json('\"text\"'))",
+    // POINT(1 2) little-endian, LINESTRING(0 0, 1 1) big-endian (WKB).
+    "CREATE TABLE db.geo (id INT, g GEOMETRY) TBLPROPERTIES ('format-version' = '3')",
+    "INSERT INTO db.geo VALUES (1, X'0101000000000000000000F03F0000000000000040'), \
+     (2, X'000000000200000002000000000000000000000000000000003FF00000000000003FF0000000000000'), \
+     (3, NULL)",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
