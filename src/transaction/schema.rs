@@ -469,6 +469,12 @@ impl Working<'_> {
         if new.name.is_empty() {
             return Err(Error::invalid("a new column", "has no name"));
         }
+        if new.required && new.field_type == Type::Primitive(PrimitiveType::Unknown) {
+            return Err(Error::invalid(
+                column(&what),
+                "is of type unknown, which must be optional (it holds nulls only)",
+            ));
+        }
         if new.required && new.default.is_none() {
             return Err(Error::invalid(
                 column(&what),
