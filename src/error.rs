@@ -45,8 +45,8 @@ pub enum Error {
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
 
-    /// Valid input that icefloe does not support (yet): a format version above 3, a `variant`
-    /// column, row-level deletes, ...
+    /// Valid input that icefloe does not support (yet): a format version above 3, a shredded
+    /// `variant` column, ...
     #[error("unsupported: {}", Redacted(.0))]
     Unsupported(String),
 

@@ -15,6 +15,9 @@
 //! | uuid | FixedSizeBinary(16) with the `arrow.uuid` extension name |
 //! | fixed[L] | FixedSizeBinary(L) |
 //! | struct, list, map | Struct, List, Map (field ids on every child) |
+//! | variant | Struct of non-null Binary `metadata` and `value`, extension `arrow.parquet.variant` ([`variant`]) |
+//! | geometry(C), geography(C, A) | WKB as BinaryView (Binary nested), extension `geoarrow.wkb` with metadata `{"crs": C}` (and `"edges": A`) |
+//! | unknown | Null (always nullable); never a column of a data file |
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,15 +28,22 @@ use datafusion::common::ScalarValue;
 use crate::error::{Error, Result};
 use crate::spec::{Literal, NestedField, PrimitiveType, Schema, Type};
 
+pub mod variant;
+
 /// The Arrow field metadata key holding the Iceberg field id.
 pub const FIELD_ID_KEY: &str = "PARQUET:field_id";
 /// The Arrow extension-name metadata key.
 pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+/// The Arrow extension-metadata key.
+pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+/// The GeoArrow extension name of WKB geometries, which `geometry` and `geography` columns
+/// carry with their CRS (and edges) as extension metadata.
+pub const WKB_EXTENSION: &str = "geoarrow.wkb";
 /// The timezone Iceberg's UTC-adjusted timestamps get in Arrow.
 pub const UTC: &str = "+00:00";
 
-/// The Arrow schema of an Iceberg schema; an error names the first column whose type Arrow
-/// reading does not support yet (`variant`, `geometry`, ...).
+/// The Arrow schema of an Iceberg schema; an error names the first column whose type has no
+/// Arrow form (a decimal or fixed length out of Arrow's range).
 pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
     let fields = schema
         .columns()
@@ -47,10 +57,83 @@ pub fn schema_to_arrow(schema: &Schema) -> Result<ArrowSchema> {
 pub fn field_to_arrow(field: &NestedField, top_level: bool, path: &str) -> Result<Field> {
     let data_type = type_to_arrow(&field.field_type, top_level, path)?;
     let mut metadata = HashMap::from([(FIELD_ID_KEY.to_string(), field.id.to_string())]);
-    if matches!(field.field_type, Type::Primitive(PrimitiveType::Uuid)) {
-        metadata.insert(EXTENSION_NAME_KEY.to_string(), "arrow.uuid".to_string());
+    let nullable = match &field.field_type {
+        Type::Primitive(p) => {
+            metadata.extend(extension_metadata(p));
+            // `unknown` holds nulls only, whatever the metadata says (spec: it must be optional).
+            !field.required || *p == PrimitiveType::Unknown
+        }
+        _ => !field.required,
+    };
+    Ok(Field::new(&field.name, data_type, nullable).with_metadata(metadata))
+}
+
+/// The Arrow extension type (name and metadata) a primitive type's fields carry: `arrow.uuid`,
+/// `arrow.parquet.variant`, or `geoarrow.wkb` with the CRS (and the edge algorithm of a
+/// geography) as GeoArrow writes them, `{"crs":"OGC:CRS84","edges":"spherical"}`.
+pub fn extension_metadata(p: &PrimitiveType) -> Vec<(String, String)> {
+    let pair = |name: &str, metadata: Option<String>| {
+        let mut pairs = vec![(EXTENSION_NAME_KEY.to_string(), name.to_string())];
+        pairs.extend(metadata.map(|m| (EXTENSION_METADATA_KEY.to_string(), m)));
+        pairs
+    };
+    match p {
+        PrimitiveType::Uuid => pair("arrow.uuid", None),
+        PrimitiveType::Variant => pair(variant::VARIANT_EXTENSION, Some(String::new())),
+        PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. } => {
+            let mut geo = serde_json::Map::new();
+            geo.insert(
+                "crs".into(),
+                p.crs().unwrap_or(crate::spec::types::DEFAULT_CRS).into(),
+            );
+            if let Some(edges) = p.edge_algorithm() {
+                geo.insert("edges".into(), edges.name().into());
+            }
+            pair(
+                WKB_EXTENSION,
+                Some(serde_json::Value::Object(geo).to_string()),
+            )
+        }
+        _ => Vec::new(),
     }
-    Ok(Field::new(&field.name, data_type, !field.required).with_metadata(metadata))
+}
+
+/// The geometry or geography type of a `geoarrow.wkb` field (the inverse of
+/// [`extension_metadata`]): a geography when its extension
+/// metadata names `"edges"`, the CRS from `"crs"` (a string; the default CRS left implicit).
+pub fn geo_type(field: &Field, path: &str) -> Result<PrimitiveType> {
+    let metadata = field.metadata().get(EXTENSION_METADATA_KEY);
+    let json: serde_json::Value = match metadata.map(String::as_str) {
+        None | Some("") => serde_json::Value::Null,
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            Error::invalid(
+                format_args!("column '{path}'"),
+                format_args!("its geoarrow.wkb metadata is not JSON: {e}"),
+            )
+        })?,
+    };
+    let crs = match &json["crs"] {
+        serde_json::Value::String(crs) if crs != crate::spec::types::DEFAULT_CRS => {
+            Some(crs.clone())
+        }
+        serde_json::Value::String(_) | serde_json::Value::Null => None,
+        other => {
+            return Err(Error::Unsupported(format!(
+                "column '{path}': a CRS given as {other} (only CRS strings have an Iceberg form)"
+            )));
+        }
+    };
+    let Some(edges) = json["edges"].as_str() else {
+        return Ok(PrimitiveType::Geometry { crs });
+    };
+    let algorithm = crate::spec::types::EdgeAlgorithm::from_name(edges).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "column '{path}': edges '{edges}' have no Iceberg form"
+        ))
+    })?;
+    let algorithm =
+        (algorithm != crate::spec::types::EdgeAlgorithm::Spherical).then_some(algorithm);
+    Ok(PrimitiveType::Geography { crs, algorithm })
 }
 
 /// The Arrow type of an Iceberg type (`path` names the column in errors).
@@ -110,19 +193,16 @@ pub fn primitive_to_arrow(p: &PrimitiveType, top_level: bool, path: &str) -> Res
         P::TimestamptzNs => DataType::Timestamp(TimeUnit::Nanosecond, Some(UTC.into())),
         P::String if top_level => DataType::Utf8View,
         P::String => DataType::Utf8,
-        P::Binary if top_level => DataType::BinaryView,
-        P::Binary => DataType::Binary,
+        P::Binary | P::Geometry { .. } | P::Geography { .. } if top_level => DataType::BinaryView,
+        P::Binary | P::Geometry { .. } | P::Geography { .. } => DataType::Binary,
         P::Uuid => DataType::FixedSizeBinary(16),
         P::Fixed(len) => {
             DataType::FixedSizeBinary(i32::try_from(*len).map_err(|_| {
                 Error::Unsupported(format!("column {path}: fixed[{len}] is too long"))
             })?)
         }
-        P::Unsupported(name) => {
-            return Err(Error::Unsupported(format!(
-                "column '{path}' has type {name}, which icefloe cannot read yet"
-            )));
-        }
+        P::Variant => variant::variant_data_type(),
+        P::Unknown => DataType::Null,
     })
 }
 
@@ -217,13 +297,46 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_types_name_the_column() {
+    fn v3_types_have_their_arrow_forms() {
         let schema = Schema::from_json(&json!({
-            "type": "struct", "fields": [{"id": 1, "name": "v", "required": false, "type": "variant"}]
-        }))
+        "type": "struct", "fields": [
+            {"id": 1, "name": "v", "required": false, "type": "variant"},
+            {"id": 2, "name": "g", "required": true, "type": "geometry"},
+            {"id": 3, "name": "h", "required": false, "type": "geography(srid:4269, karney)"},
+            {"id": 4, "name": "u", "required": true, "type": "unknown"}
+        ]}))
         .unwrap();
-        let err = schema_to_arrow(&schema).unwrap_err().to_string();
-        assert!(err.contains("'v'") && err.contains("variant"), "{err}");
+        let arrow = schema_to_arrow(&schema).unwrap();
+        let v = arrow.field(0);
+        assert_eq!(v.metadata()[EXTENSION_NAME_KEY], "arrow.parquet.variant");
+        let DataType::Struct(parts) = v.data_type() else {
+            panic!("{v:?}")
+        };
+        let parts: Vec<_> = parts
+            .iter()
+            .map(|f| (f.name().as_str(), f.data_type(), f.is_nullable()))
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                ("metadata", &DataType::Binary, false),
+                ("value", &DataType::Binary, false)
+            ]
+        );
+        let (g, h) = (arrow.field(1), arrow.field(2));
+        assert_eq!(g.data_type(), &DataType::BinaryView);
+        assert_eq!(g.metadata()[EXTENSION_NAME_KEY], "geoarrow.wkb");
+        assert_eq!(
+            g.metadata()[EXTENSION_METADATA_KEY],
+            r#"{"crs":"OGC:CRS84"}"#
+        );
+        assert_eq!(
+            h.metadata()[EXTENSION_METADATA_KEY],
+            r#"{"crs":"srid:4269","edges":"karney"}"#
+        );
+        let u = arrow.field(3);
+        assert_eq!(u.data_type(), &DataType::Null);
+        assert!(u.is_nullable(), "unknown holds nulls only");
     }
 
     #[test]
@@ -244,5 +357,33 @@ mod tests {
             literal_to_scalar(None, &PrimitiveType::String).unwrap(),
             ScalarValue::Utf8View(None)
         );
+    }
+
+    #[test]
+    fn geo_types_round_trip_through_their_extension_metadata() {
+        for text in [
+            "geometry",
+            "geometry(srid:3857)",
+            "geography",
+            "geography(srid:4269)",
+            "geography(OGC:CRS84, vincenty)",
+        ] {
+            let p = PrimitiveType::parse(text).unwrap();
+            let metadata = extension_metadata(&p).into_iter().collect();
+            let field = Field::new("g", DataType::Binary, true).with_metadata(metadata);
+            let back = geo_type(&field, "g").unwrap();
+            // The default CRS and algorithm come back implicit, as the same types.
+            assert_eq!(back.crs(), p.crs(), "{text}");
+            assert_eq!(back.edge_algorithm(), p.edge_algorithm(), "{text}");
+        }
+        let odd = Field::new("g", DataType::Binary, true).with_metadata(HashMap::from([
+            (EXTENSION_NAME_KEY.to_string(), WKB_EXTENSION.to_string()),
+            (
+                EXTENSION_METADATA_KEY.to_string(),
+                r#"{"crs":{"id":1}}"#.to_string(),
+            ),
+        ]));
+        let err = geo_type(&odd, "g").unwrap_err().to_string();
+        assert!(err.contains("column 'g'"), "{err}");
     }
 }

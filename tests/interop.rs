@@ -37,6 +37,8 @@ mod alter;
 mod changes;
 #[path = "interop/dml.rs"]
 mod dml;
+#[path = "interop/v3_types.rs"]
+mod v3_types;
 
 /// Says something on the test's real stderr: seen in CI logs even when the test passes.
 fn say(message: &str) {

@@ -390,6 +390,12 @@ impl Converter<'_> {
             Expr::Column(c) => {
                 let field = self.schema.field_by_name(&c.name)?;
                 let ty = field.field_type.as_primitive()?.clone();
+                // Never a pruning term: `variant`, `unknown`, `geometry` and `geography` have
+                // no value bounds (geometry bounds are bounding boxes), so a filter on them
+                // stays with DataFusion.
+                if !ty.has_value_bounds() {
+                    return None;
+                }
                 let view = primitive_to_arrow(&ty, true, &field.name).ok()?;
                 let reference = Reference {
                     field_id: field.id,

@@ -58,6 +58,9 @@ fn schema() -> Schema {
                 },
             ),
             NestedField::optional(18, "st", Type::Struct(inner)),
+            p(40, "geom", T::Geometry { crs: None }),
+            p(41, "var", T::Variant),
+            p(42, "unk", T::Unknown),
         ],
     )
 }
@@ -1441,4 +1444,20 @@ async fn sql_filter_over(ctx: &SessionContext, filter: &str) -> Expr {
     })
     .unwrap();
     found.unwrap()
+}
+
+#[test]
+fn columns_without_value_bounds_are_never_pruning_terms() {
+    // Geometry bounds are bounding-box corners and variants have no order: a filter on them
+    // must stay with DataFusion, even a null test.
+    for name in ["geom", "var", "unk"] {
+        for e in [
+            col(name).is_null(),
+            col(name).is_not_null(),
+            col(name).eq(sv(ScalarValue::Binary(Some(vec![1, 2])))),
+        ] {
+            assert_eq!(conv(&e), None, "{e}");
+        }
+    }
+    check(vec![(col("b").is_null(), Some(un(UnaryOp::IsNull, "b")))]);
 }

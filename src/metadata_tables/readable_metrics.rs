@@ -15,7 +15,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Fields};
 use super::arrow_error;
 use super::partition_struct::column as typed_column;
 use crate::error::Result;
-use crate::spec::{DataFile, Literal, NestedField, PrimitiveType, Schema, Type};
+use crate::spec::{DataFile, Literal, NestedField, Schema, Type};
 use crate::to_arrow::{primitive_to_arrow, type_to_arrow};
 
 /// The names of the per-column struct's fields, in order.
@@ -63,11 +63,12 @@ pub(crate) fn array(schema: &Schema, files: &[&DataFile]) -> Result<ArrayRef> {
 }
 
 /// The Arrow type of a column's bounds: the primitive type (nested form: `Utf8`, `Binary`), the
-/// nested type for struct, list and map columns, `Binary` for types Arrow cannot hold yet.
+/// nested type for struct, list and map columns, `Binary` for types whose bounds are not
+/// values (`variant`, `unknown`, `geometry`, `geography`: always null here).
 fn bound_type(column: &NestedField) -> Result<DataType> {
     let path = column.name.as_str();
     match &column.field_type {
-        Type::Primitive(PrimitiveType::Unsupported(_)) => Ok(DataType::Binary),
+        Type::Primitive(p) if !p.has_value_bounds() => Ok(DataType::Binary),
         Type::Primitive(p) => primitive_to_arrow(p, false, path),
         nested => type_to_arrow(nested, false, path),
     }
@@ -113,10 +114,11 @@ fn column_metrics(column: &NestedField, files: &[&DataFile]) -> Result<ArrayRef>
 fn bounds(column: &NestedField, files: &[&DataFile]) -> Result<(ArrayRef, ArrayRef)> {
     let data_type = bound_type(column)?;
     let ty = match &column.field_type {
-        Type::Primitive(PrimitiveType::Unsupported(_))
-        | Type::Struct(_)
-        | Type::List(_)
-        | Type::Map(_) => {
+        Type::Primitive(p) if !p.has_value_bounds() => {
+            let nulls = new_null_array(&data_type, files.len());
+            return Ok((Arc::clone(&nulls), nulls));
+        }
+        Type::Struct(_) | Type::List(_) | Type::Map(_) => {
             let nulls = new_null_array(&data_type, files.len());
             return Ok((Arc::clone(&nulls), nulls));
         }

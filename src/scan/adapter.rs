@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{Field, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::error::Result as DFResult;
@@ -24,7 +24,7 @@ use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapter, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
-use super::file_types::{Refusal, check_column};
+use super::file_types::{Refusal, Why, check_column};
 use crate::error::Error;
 use crate::spec::{FormatVersion, NameMapping};
 use crate::to_arrow::FIELD_ID_KEY;
@@ -126,7 +126,10 @@ impl FieldIdAdapterFactory {
                 resolution.fields.push(field.as_ref().clone());
                 continue;
             }
-            let physical_idx = if by_name {
+            // An `unknown` column has no file column (spec): NULL, whatever the file holds.
+            let physical_idx = if field.data_type() == &DataType::Null {
+                None
+            } else if by_name {
                 physical.index_of(field.name()).ok()
             } else {
                 field_id(field).and_then(|id| physical_ids.get(&id).copied())
@@ -175,7 +178,12 @@ impl PhysicalExprAdapter for FieldIdAdapter {
                     return Ok(Transformed::no(e));
                 };
                 if let Some(refusal) = self.refused.get(column.name()) {
-                    let error = Error::corrupt_with("", refusal.to_string(), refusal.clone());
+                    let error = match refusal.why {
+                        Why::NotAPromotion => {
+                            Error::corrupt_with("", refusal.to_string(), refusal.clone())
+                        }
+                        Why::ShreddedVariant => Error::Unsupported(refusal.to_string()),
+                    };
                     return Err(error.into());
                 }
                 if let Some(value) = self.missing.get(column.name()) {
@@ -198,7 +206,6 @@ impl PhysicalExprAdapter for FieldIdAdapter {
 mod tests {
     use super::*;
     use datafusion::arrow::array::{Int32Array, Int64Array, RecordBatch};
-    use datafusion::arrow::datatypes::DataType;
 
     fn with_id(name: &str, ty: DataType, id: i32) -> Field {
         Field::new(name, ty, true)
@@ -299,5 +306,32 @@ mod tests {
             err.contains("'flag' (field id 3) is stored as Int64"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn unknown_columns_read_null_whatever_the_file_holds() {
+        // Spec: `unknown` has no file column; a file holding field 2 anyway is not read.
+        let logical = Arc::new(ArrowSchema::new(vec![
+            with_id("id", DataType::Int64, 1),
+            with_id("u", DataType::Null, 2),
+        ]));
+        let physical = Arc::new(ArrowSchema::new(vec![
+            with_id("id", DataType::Int64, 1),
+            with_id("u", DataType::Int64, 2),
+        ]));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&physical),
+            vec![
+                Arc::new(Int64Array::from(vec![4])),
+                Arc::new(Int64Array::from(vec![9])),
+            ],
+        )
+        .unwrap();
+        let factory = FieldIdAdapterFactory::new(None, HashMap::new(), FormatVersion::V3);
+        let adapter = factory.create(logical, physical).unwrap();
+        let u = adapter.rewrite(Arc::new(Column::new("u", 1))).unwrap();
+        let out = u.evaluate(&batch).unwrap().into_array(1).unwrap();
+        assert_eq!(out.data_type(), &DataType::Null);
+        assert_eq!(out.logical_null_count(), 1);
     }
 }

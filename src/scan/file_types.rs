@@ -17,7 +17,13 @@
 //!   `Timestamp` in s or ms for timestamp / timestamptz (the micros they become are exact);
 //!   INT96 timestamps are read as micros ([`crate::scan`] asks DataFusion to), as Java does;
 //! - fixed(16) for uuid (PyIceberg: pyarrow reads a Parquet UUID as fixed(16));
-//! - struct, list and map when their children are allowed (children matched by field id).
+//! - struct, list and map when their children are allowed (children matched by field id);
+//! - for `variant`, a struct of exactly the binary `metadata` and `value` (an unshredded
+//!   variant; a shredded one, with `typed_value`, is refused as not supported yet: dropping
+//!   `typed_value` would lose the values stored there); for `geometry` / `geography`, binary WKB.
+//!
+//! `unknown` columns are never read from a file (spec: they have no file column); the adapter
+//! reads them as NULL whatever a file holds under their field id.
 //!
 //! Nanosecond timestamps are not micros: a `timestamp` column stored in ns (or `timestamp_ns`
 //! stored in µs) is refused, as PyIceberg refuses it by default (it would truncate or invent
@@ -29,15 +35,19 @@
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 
 use crate::spec::FormatVersion;
-use crate::to_arrow::{EXTENSION_NAME_KEY, FIELD_ID_KEY};
+use crate::to_arrow::variant::is_variant;
+use crate::to_arrow::{EXTENSION_NAME_KEY, FIELD_ID_KEY, WKB_EXTENSION};
 
 /// Why a file's column cannot be read as the table's column: it names the column (its path,
 /// `c.element` for a list's element), its field id and both types.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(
-    "column '{column}'{} is stored as {stored}, which cannot be read as {read_as}: only the \
-     spec's type promotions are allowed",
-    FieldId(*.field_id)
+    "column '{column}'{} is stored as {stored}, which cannot be read as {read_as}: {}",
+    FieldId(*.field_id),
+    match .why {
+        Why::NotAPromotion => "only the spec's type promotions are allowed",
+        Why::ShreddedVariant => "shredded variants are not supported yet",
+    }
 )]
 pub(crate) struct Refusal {
     /// The column's path in the table (`c.element`, `point.x`).
@@ -48,6 +58,18 @@ pub(crate) struct Refusal {
     pub(crate) stored: DataType,
     /// The Iceberg type of the table's column (`long`, `a struct`).
     pub(crate) read_as: String,
+    /// Why: a file that is wrong, or one icefloe cannot read yet.
+    pub(crate) why: Why,
+}
+
+/// Why a [`Refusal`]: the file's type is not one the table's may be read from (the file is
+/// wrong for the table), or it is a representation icefloe does not read yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// Neither the same type nor a spec promotion.
+    NotAPromotion,
+    /// A variant stored shredded (`typed_value`), which icefloe cannot read yet.
+    ShreddedVariant,
 }
 
 /// ` (field id 3)`, or nothing without an id.
@@ -80,6 +102,9 @@ pub(crate) fn check_delete_column(file: &Field, table_type: &DataType, id: i32) 
 
 fn check_field(table: &Field, file: &Field, version: FormatVersion, path: &str) -> Checked {
     let mismatch = || Err(mismatch(table, file, path));
+    if is_variant(table) {
+        return check_variant(table, file, path);
+    }
     match (table.data_type(), file.data_type()) {
         (_, DataType::Dictionary(_, values)) => {
             let values = file
@@ -99,6 +124,27 @@ fn check_field(table: &Field, file: &Field, version: FormatVersion, path: &str) 
             false => mismatch(),
         },
         _ => mismatch(),
+    }
+}
+
+/// A variant is read from a struct of exactly `metadata` and `value`, both binary.
+fn check_variant(table: &Field, file: &Field, path: &str) -> Checked {
+    let DataType::Struct(parts) = file.data_type() else {
+        return Err(mismatch(table, file, path));
+    };
+    let binary = |name: &str| {
+        parts
+            .find(name)
+            .is_some_and(|(_, f)| is_bytes(f.data_type()))
+    };
+    if binary("metadata") && parts.find("typed_value").is_some() {
+        let mut refusal = mismatch(table, file, path);
+        refusal.why = Why::ShreddedVariant;
+        return Err(refusal);
+    }
+    match parts.len() == 2 && binary("metadata") && binary("value") {
+        true => Ok(()),
+        false => Err(mismatch(table, file, path)),
     }
 }
 
@@ -200,12 +246,19 @@ fn mismatch(table: &Field, file: &Field, path: &str) -> Refusal {
         field_id: field_id(table),
         stored: file.data_type().clone(),
         read_as: iceberg_name(table),
+        why: Why::NotAPromotion,
     }
 }
 
 /// The Iceberg type whose Arrow form `field` has (`src/to_arrow.rs`), for messages.
 fn iceberg_name(field: &Field) -> String {
     use DataType as D;
+    if is_variant(field) {
+        return "variant".into();
+    }
+    if field.extension_type_name() == Some(WKB_EXTENSION) {
+        return "geometry / geography (WKB)".into();
+    }
     match field.data_type() {
         D::Boolean => "boolean".into(),
         D::Int32 => "int".into(),
@@ -353,6 +406,7 @@ mod tests {
             field_id: Some(3),
             stored: D::Int64,
             read_as: "boolean".into(),
+            why: Why::NotAPromotion,
         };
         assert_eq!(err, expected);
 
@@ -374,5 +428,55 @@ mod tests {
                 && text.contains("cannot be read as boolean"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn variants_read_from_unshredded_groups_only() {
+        let variant = |children: Vec<Field>| D::Struct(Fields::from(children));
+        let part = |name: &str, ty: D| Field::new(name, ty, false);
+        let table = with_id(crate::to_arrow::variant::variant_data_type(), 3).with_metadata(
+            HashMap::from([
+                (FIELD_ID_KEY.to_string(), "3".to_string()),
+                (
+                    EXTENSION_NAME_KEY.to_string(),
+                    "arrow.parquet.variant".to_string(),
+                ),
+            ]),
+        );
+        let check = |file: D| check_column(&table, &with_id(file, 3), FormatVersion::V3);
+        let unshredded = variant(vec![part("metadata", D::Binary), part("value", D::Binary)]);
+        assert_eq!(check(unshredded), Ok(()));
+        let views = variant(vec![
+            part("value", D::BinaryView),
+            part("metadata", D::Binary),
+        ]);
+        assert_eq!(check(views), Ok(()));
+
+        let shredded = variant(vec![
+            part("metadata", D::Binary),
+            part("value", D::Binary),
+            part("typed_value", D::Int64),
+        ]);
+        let refusal = check(shredded).unwrap_err();
+        assert_eq!(refusal.why, Why::ShreddedVariant);
+        assert!(
+            refusal
+                .to_string()
+                .contains("shredded variants are not supported")
+        );
+        for other in [
+            D::Binary,
+            variant(vec![part("metadata", D::Binary)]),
+            variant(vec![part("metadata", D::Binary), part("value", D::Utf8)]),
+            variant(vec![
+                part("metadata", D::Binary),
+                part("value", D::Binary),
+                part("extra", D::Binary),
+            ]),
+        ] {
+            let refusal = check(other.clone()).unwrap_err();
+            assert_eq!(refusal.why, Why::NotAPromotion, "{other}");
+            assert_eq!(refusal.read_as, "variant");
+        }
     }
 }

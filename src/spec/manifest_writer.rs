@@ -415,9 +415,9 @@ fn primitive_schema(ty: &PrimitiveType, named: &mut HashSet<String>) -> Result<J
                 }),
             )
         }
-        P::Unsupported(name) => {
+        P::Variant | P::Unknown | P::Geometry { .. } | P::Geography { .. } => {
             return Err(Error::Unsupported(format!(
-                "writing partition values of type {name}"
+                "writing partition values of type {ty}"
             )));
         }
     })

@@ -20,6 +20,7 @@ pub mod statistics;
 pub mod summary;
 pub mod types;
 pub mod values;
+pub mod wkb;
 
 pub use changes::{
     ApplyContext, CommitTableRequest, RequirementFailed, TableIdentifier, TableRequirement,

@@ -98,7 +98,9 @@ impl Transform {
             P::Timestamp | P::Timestamptz | P::TimestampNs | P::TimestamptzNs
         );
         match self {
-            Self::Identity => !matches!(source, P::Unsupported(_)),
+            // Spec: "Any except for geometry, geography, and variant"; icefloe refuses
+            // `unknown` too (a partition field of nulls only, with no Avro type to write).
+            Self::Identity => source.has_value_bounds(),
             Self::Bucket(_) => {
                 temporal_ts
                     || matches!(

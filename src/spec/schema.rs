@@ -99,14 +99,10 @@ impl Schema {
         (1..=self.highest_field_id())
             .filter_map(|id| self.field_by_id(id))
             .find(|f| {
-                let v3_type = matches!(
-                    f.field_type,
-                    Type::Primitive(
-                        PrimitiveType::TimestampNs
-                            | PrimitiveType::TimestamptzNs
-                            | PrimitiveType::Unsupported(_)
-                    )
-                );
+                let v3_type = f
+                    .field_type
+                    .as_primitive()
+                    .is_some_and(PrimitiveType::is_v3);
                 v3_type || f.initial_default.is_some() || f.write_default.is_some()
             })
     }

@@ -12,6 +12,9 @@ use serde_json::{Map, Value as JsonValue, json};
 
 use crate::error::{Error, Result};
 
+mod geo;
+pub use geo::{DEFAULT_CRS, EdgeAlgorithm};
+
 /// Precision of the widest decimal Iceberg supports.
 pub const MAX_DECIMAL_PRECISION: u32 = 38;
 
@@ -55,9 +58,27 @@ pub enum PrimitiveType {
     Fixed(u64),
     /// `binary`: variable-length bytes.
     Binary,
-    /// A type the spec defines that icefloe cannot read yet (`variant`, `geometry(..)`,
-    /// `geography(..)`, `unknown`). Kept verbatim so metadata round-trips.
-    Unsupported(String),
+    /// `variant` (v3): semi-structured values in the Parquet variant binary encoding (a
+    /// `metadata` and a `value` byte string; spec "Semi-structured Types").
+    Variant,
+    /// `unknown` (v3): a column of nulls only, for a type not known yet. It must be optional,
+    /// has no column in data files and takes no default but null.
+    Unknown,
+    /// `geometry(C)` (v3): OGC simple features as WKB, with planar edges, in the coordinate
+    /// reference system C (`None`: written without one, [`DEFAULT_CRS`]).
+    Geometry {
+        /// The CRS as written in the type (`srid:4326`, `projjson:key`, ...).
+        crs: Option<String>,
+    },
+    /// `geography(C, A)` (v3): OGC simple features as WKB on the earth's surface, in the CRS C,
+    /// edges interpolated by algorithm A (`None`: written without one; [`DEFAULT_CRS`],
+    /// [`EdgeAlgorithm::Spherical`]).
+    Geography {
+        /// The CRS as written in the type.
+        crs: Option<String>,
+        /// The edge-interpolation algorithm as written in the type.
+        algorithm: Option<EdgeAlgorithm>,
+    },
 }
 
 impl PrimitiveType {
@@ -80,7 +101,8 @@ impl PrimitiveType {
             "string" => Some(Self::String),
             "uuid" => Some(Self::Uuid),
             "binary" => Some(Self::Binary),
-            "variant" | "unknown" => Some(Self::Unsupported(t.to_string())),
+            "variant" => Some(Self::Variant),
+            "unknown" => Some(Self::Unknown),
             _ => None,
         };
         if let Some(p) = simple {
@@ -110,20 +132,67 @@ impl PrimitiveType {
                 .map_err(|_| corrupt(format!("malformed fixed length in '{t}'")))?;
             return Ok(Self::Fixed(len));
         }
-        if t.starts_with("geometry") || t.starts_with("geography") {
-            return Ok(Self::Unsupported(t.to_string()));
+        if let Some(p) = geo::parse(t)? {
+            return Ok(p);
         }
         Err(corrupt(format!("unknown type '{t}'")))
     }
 
+    /// Whether only format version 3 has this type (`timestamp_ns`, `timestamptz_ns`,
+    /// `variant`, `unknown`, `geometry`, `geography`; spec "Version 3").
+    pub fn is_v3(&self) -> bool {
+        matches!(
+            self,
+            Self::TimestampNs
+                | Self::TimestamptzNs
+                | Self::Variant
+                | Self::Unknown
+                | Self::Geometry { .. }
+                | Self::Geography { .. }
+        )
+    }
+
+    /// Whether the binary single-value form (spec Appendix D) orders this type's values, so
+    /// that `lower_bounds` / `upper_bounds` may prune: not for `variant` (no order), `unknown`
+    /// (no values) nor `geometry` / `geography`, whose bounds are bounding-box corners
+    /// (`x:y:z:m`), not values.
+    pub fn has_value_bounds(&self) -> bool {
+        !matches!(
+            self,
+            Self::Variant | Self::Unknown | Self::Geometry { .. } | Self::Geography { .. }
+        )
+    }
+
+    /// The CRS of a `geometry` or `geography` ([`DEFAULT_CRS`] when the type names none).
+    pub fn crs(&self) -> Option<&str> {
+        match self {
+            Self::Geometry { crs } | Self::Geography { crs, .. } => {
+                Some(crs.as_deref().unwrap_or(DEFAULT_CRS))
+            }
+            _ => None,
+        }
+    }
+
+    /// The edge-interpolation algorithm of a `geography` (`spherical` when the type names
+    /// none).
+    pub fn edge_algorithm(&self) -> Option<EdgeAlgorithm> {
+        match self {
+            Self::Geography { algorithm, .. } => {
+                Some(algorithm.unwrap_or(EdgeAlgorithm::Spherical))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether a value of type `self` may be read as `to` (spec: "Schema Evolution",
-    /// allowed type promotions; v3 adds date -> timestamp/timestamp_ns).
+    /// allowed type promotions; v3 adds date -> timestamp/timestamp_ns and `unknown` -> any).
     pub fn can_promote_to(&self, to: &PrimitiveType) -> bool {
         use PrimitiveType::*;
         if self == to {
             return true;
         }
         match (self, to) {
+            (Unknown, _) => true,
             (Int, Long) | (Float, Double) => true,
             (Date, Timestamp | TimestampNs) => true,
             (
@@ -160,7 +229,10 @@ impl fmt::Display for PrimitiveType {
             Self::Uuid => f.write_str("uuid"),
             Self::Fixed(len) => write!(f, "fixed[{len}]"),
             Self::Binary => f.write_str("binary"),
-            Self::Unsupported(name) => f.write_str(name),
+            Self::Variant => f.write_str("variant"),
+            Self::Unknown => f.write_str("unknown"),
+            Self::Geometry { crs } => geo::fmt_geometry(f, crs.as_deref()),
+            Self::Geography { crs, algorithm } => geo::fmt_geography(f, crs.as_deref(), *algorithm),
         }
     }
 }
@@ -503,117 +575,4 @@ impl<'de> Deserialize<'de> for NestedField {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_primitive_round_trips_through_its_string_form() {
-        for s in [
-            "boolean",
-            "int",
-            "long",
-            "float",
-            "double",
-            "decimal(38, 10)",
-            "date",
-            "time",
-            "timestamp",
-            "timestamptz",
-            "timestamp_ns",
-            "timestamptz_ns",
-            "string",
-            "uuid",
-            "fixed[16]",
-            "binary",
-            "variant",
-        ] {
-            let p = PrimitiveType::parse(s).unwrap();
-            assert_eq!(p.to_string(), s);
-        }
-        assert_eq!(
-            PrimitiveType::parse("decimal(9,2)").unwrap(),
-            PrimitiveType::Decimal {
-                precision: 9,
-                scale: 2
-            }
-        );
-    }
-
-    #[test]
-    fn bad_type_strings_are_errors() {
-        for s in [
-            "decimal(39, 2)",
-            "decimal(5, 6)",
-            "fixed[x]",
-            "bigint",
-            "decimal(9)",
-        ] {
-            let err = PrimitiveType::parse(s).unwrap_err();
-            assert!(
-                matches!(&err, Error::Corrupt { path, reason, .. }
-                    if path.is_empty() && reason.contains(&format!("'{s}'"))),
-                "{s}: {err:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_bad_nested_type_names_its_field() {
-        let json = json!({"type": "struct", "fields": [
-            {"id": 1, "name": "outer", "required": true, "type": {"type": "struct", "fields": [
-                {"id": 2, "name": "inner", "required": true, "type": "bigint"}]}}]});
-        let err = Type::from_json(&json).unwrap_err();
-        assert!(
-            matches!(&err, Error::Corrupt { path, reason, .. }
-                if path.is_empty() && reason == "field 'outer': field 'inner': unknown type 'bigint'"),
-            "{err:?}"
-        );
-    }
-
-    #[test]
-    fn nested_types_round_trip() {
-        let json = json!({
-            "type": "struct",
-            "fields": [
-                {"id": 1, "name": "a", "required": true, "type": "long"},
-                {"id": 2, "name": "tags", "required": false,
-                 "type": {"type": "list", "element-id": 3, "element": "string", "element-required": false}},
-                {"id": 4, "name": "props", "required": false, "doc": "d",
-                 "type": {"type": "map", "key-id": 5, "key": "string", "value-id": 6, "value": "int", "value-required": true}},
-                {"id": 7, "name": "j", "required": false, "type": "int", "initial-default": -1, "write-default": -999}
-            ]
-        });
-        let t = Type::from_json(&json).unwrap();
-        assert_eq!(t.to_json(), json);
-        let Type::Struct(s) = &t else { panic!() };
-        assert_eq!(s.field_by_id(7).unwrap().initial_default, Some(json!(-1)));
-    }
-
-    #[test]
-    fn promotions_follow_the_spec() {
-        use PrimitiveType::*;
-        assert!(Int.can_promote_to(&Long));
-        assert!(Float.can_promote_to(&Double));
-        assert!(
-            Decimal {
-                precision: 9,
-                scale: 2
-            }
-            .can_promote_to(&Decimal {
-                precision: 18,
-                scale: 2
-            })
-        );
-        assert!(
-            !Decimal {
-                precision: 9,
-                scale: 2
-            }
-            .can_promote_to(&Decimal {
-                precision: 18,
-                scale: 3
-            })
-        );
-        assert!(!Long.can_promote_to(&Int));
-    }
-}
+mod tests;

@@ -54,7 +54,9 @@ mod procedures;
 mod read_only;
 mod show;
 mod time_travel;
+mod types;
 mod values;
+mod variant;
 
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -101,6 +103,8 @@ use crate::session::refs::RefsCatalog;
 /// - `CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '...'` opens an Iceberg table;
 /// - the [`TimeTravelPlanner`] plans version clauses (parse them with [`sql`]);
 /// - the table functions `iceberg_scan`, `iceberg_incremental` and `iceberg_metadata`;
+/// - the scalar functions of `variant` columns: `variant_to_json`, `variant_get` and
+///   `parse_json` (Iceberg v3 "Semi-structured Types");
 /// - the session's default catalog is wrapped so that the tables of its default schema also
 ///   answer as `t.branch_<b>`, `t.tag_<g>` and `"t@<ref>"` (and every schema of it serves
 ///   `"t@<ref>"`). Catalogs registered later are not wrapped; call `register` again after
@@ -154,6 +158,7 @@ pub fn register(ctx: &SessionContext) {
     if !has_row_level {
         ctx.add_analyzer_rule(Arc::new(RowLevelChanges));
     }
+    variant::register_functions(ctx);
     ctx.register_udtf("iceberg_scan", Arc::new(IcebergScanFunction));
     ctx.register_udtf("iceberg_incremental", Arc::new(IcebergIncrementalFunction));
     ctx.register_udtf("iceberg_metadata", Arc::new(IcebergMetadataFunction));
@@ -494,6 +499,7 @@ async fn create_table(
     let mut plain = create.clone();
     plain.partition_by = None;
     plain.table_options = CreateTableOptions::None;
+    let custom = types::take_custom_types(&mut plain.columns)?;
     let plan = state
         .statement_to_plan(Statement::Statement(Box::new(SqlStatement::CreateTable(
             plain,
@@ -509,8 +515,8 @@ async fn create_table(
         }
         return plan_err!("table {ident} already exists");
     }
-    let mut creation = TableCreation::from_arrow(Arc::clone(memory.input.schema().inner()))
-        .with_properties(properties);
+    let schema = types::restore_custom_types(memory.input.schema().inner(), &custom)?;
+    let mut creation = TableCreation::from_arrow(schema).with_properties(properties);
     for term in &terms {
         creation = creation.with_partitioning(term)?;
     }

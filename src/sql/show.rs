@@ -29,6 +29,7 @@ use datafusion::sql::sqlparser::dialect::Dialect;
 use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::dialect::significant_tokens;
+use super::types::geo_sql_type;
 use crate::IcebergTableProvider;
 use crate::error::closest;
 use crate::session::IcebergCatalogs;
@@ -592,7 +593,9 @@ fn sql_type(data_type: &Type) -> String {
             PrimitiveType::Uuid => "UUID".into(),
             PrimitiveType::Fixed(len) => format!("FIXED({len})"),
             PrimitiveType::Binary => "BYTEA".into(),
-            PrimitiveType::Unsupported(name) => name.to_uppercase(),
+            PrimitiveType::Variant => "VARIANT".into(),
+            PrimitiveType::Unknown => "UNKNOWN".into(),
+            PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. } => geo_sql_type(p),
         },
         Type::Struct(s) => {
             let fields: Vec<String> = s
@@ -925,6 +928,45 @@ mod tests {
         );
         assert_eq!(text_rows(&ctx, "SHOW TBLPROPERTIES db.t").await, properties);
         assert_eq!(create_statement_of(&ctx, "db.t").await, statement);
+    }
+
+    /// The v3 types are spelled so that CREATE TABLE reads them back as the same types.
+    #[tokio::test]
+    async fn show_create_table_of_v3_types_makes_the_same_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("catalog.db");
+        crate::catalog::SqliteCatalog::create(&db, "default", crate::FileIO::default()).unwrap();
+        let ctx = SessionContext::new();
+        crate::sql::register(&ctx);
+        crate::session::register_catalog_as_default(&ctx, &db, Default::default())
+            .await
+            .unwrap();
+        crate::sql::sql(&ctx, "CREATE SCHEMA db").await.unwrap();
+        crate::sql::sql(
+            &ctx,
+            "CREATE TABLE db.t (id INT, v VARIANT, g GEOMETRY('srid:3857'), h GEOGRAPHY, \
+             k GEOGRAPHY('OGC:CRS84', 'karney'), u UNKNOWN, ts TIMESTAMP(9)) \
+             TBLPROPERTIES ('format-version' = '3')",
+        )
+        .await
+        .unwrap();
+        let statement = create_statement_of(&ctx, "db.t").await;
+        assert!(
+            statement.starts_with(
+                "CREATE TABLE db.t (\n  id INT,\n  v VARIANT,\n  g GEOMETRY('srid:3857'),\n  \
+                 h GEOGRAPHY,\n  k GEOGRAPHY('OGC:CRS84', 'karney'),\n  u UNKNOWN,\n  \
+                 ts TIMESTAMP(9)\n)"
+            ),
+            "{statement}"
+        );
+        let described = text_rows(&ctx, "DESCRIBE db.t").await;
+        crate::sql::sql(&ctx, "DROP TABLE db.t").await.unwrap();
+        crate::sql::sql(&ctx, &statement).await.unwrap();
+        assert_eq!(
+            text_rows(&ctx, "DESCRIBE db.t").await,
+            described,
+            "{statement}"
+        );
     }
 
     /// A table outside any catalog: CREATE EXTERNAL TABLE at its location, the spec as the

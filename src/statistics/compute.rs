@@ -154,7 +154,9 @@ fn chosen_columns(
     names: Option<&[String]>,
     table: &str,
 ) -> Result<Vec<Arc<NestedField>>> {
-    let primitive = |f: &NestedField| matches!(&f.field_type, Type::Primitive(p) if !matches!(p, PrimitiveType::Unsupported(_)));
+    // Variant, geometry, geography and unknown values have no single-value form to hash.
+    let primitive =
+        |f: &NestedField| matches!(&f.field_type, Type::Primitive(p) if p.has_value_bounds());
     let Some(names) = names else {
         return Ok(schema
             .columns()
@@ -176,7 +178,8 @@ fn chosen_columns(
                 true => Ok(Arc::clone(field)),
                 false => Err(Error::invalid(
                     format_args!("column '{name}' of table {table}"),
-                    "theta sketches are computed of primitive columns only",
+                    "theta sketches are computed of primitive columns only (not variant, geometry, \
+                     geography or unknown)",
                 )),
             }
         })

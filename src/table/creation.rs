@@ -38,7 +38,8 @@ use crate::spec::{
     FormatVersion, ListType, MapType, NestedField, PartitionField, PartitionSpec, PrimitiveType,
     Schema, SortField, SortOrder, StructType, TableMetadata, Transform, Type,
 };
-use crate::to_arrow::EXTENSION_NAME_KEY;
+use crate::to_arrow::variant::is_variant;
+use crate::to_arrow::{EXTENSION_NAME_KEY, WKB_EXTENSION, geo_type};
 
 /// What a new table is made of: a schema, a partition spec, a sort order, properties and a
 /// format version (2 unless asked otherwise).
@@ -581,6 +582,15 @@ fn fresh_type(t: &Type, next: &mut i32) -> Type {
 /// Rejects the types (and defaults) a format version does not have: `timestamp_ns`,
 /// `timestamptz_ns`, `variant`, `geometry`, ... and `initial-default` need v3.
 fn check_types_allowed(schema: &Schema, version: FormatVersion) -> Result<()> {
+    let required_unknown = (1..=schema.highest_field_id())
+        .filter_map(|id| schema.field_by_id(id))
+        .find(|f| f.required && f.field_type == Type::Primitive(PrimitiveType::Unknown));
+    if let Some(f) = required_unknown {
+        return Err(Error::invalid(
+            format_args!("column '{}' (unknown)", f.name),
+            "must be optional: an unknown column holds nulls only",
+        ));
+    }
     match schema.field_needing_v3() {
         Some(f) if version < FormatVersion::V3 => Err(Error::invalid(
             format_args!("column '{}' ({})", f.name, f.field_type),
@@ -624,8 +634,11 @@ fn arrow_field(field: &Field, version: FormatVersion, path: &str) -> Result<Nest
 /// | FixedSizeBinary(L) | `fixed[L]` |
 /// | Struct, List, LargeList, FixedSizeList, Map | struct, list, map (nullable element / value = optional) |
 /// | Dictionary(K, V) | the type of V |
+/// | Struct with the `arrow.parquet.variant` extension | variant |
+/// | Binary, LargeBinary, BinaryView with the `geoarrow.wkb` extension | geometry, or geography with `"edges"` in its metadata (CRS from `"crs"`) |
+/// | Null | unknown |
 ///
-/// Anything else (UInt64, Null, Interval, Duration, Union, ...) is [`Error::Unsupported`].
+/// Anything else (UInt64, Interval, Duration, Union, ...) is [`Error::Unsupported`].
 pub fn arrow_to_iceberg_type(field: &Field, version: FormatVersion, path: &str) -> Result<Type> {
     arrow_data_type(field.data_type(), field, version, path)
 }
@@ -639,6 +652,13 @@ fn arrow_data_type(
     use PrimitiveType as P;
     let v3 = version >= FormatVersion::V3;
     let p = match dt {
+        DataType::Struct(_) if is_variant(field) => P::Variant,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+            if field.extension_type_name() == Some(WKB_EXTENSION) =>
+        {
+            geo_type(field, path)?
+        }
+        DataType::Null => P::Unknown,
         DataType::Boolean => P::Boolean,
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 => {
             P::Int

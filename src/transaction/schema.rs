@@ -469,6 +469,12 @@ impl Working<'_> {
         if new.name.is_empty() {
             return Err(Error::invalid("a new column", "has no name"));
         }
+        if new.required && new.field_type == Type::Primitive(PrimitiveType::Unknown) {
+            return Err(Error::invalid(
+                column(&what),
+                "is of type unknown, which must be optional (it holds nulls only)",
+            ));
+        }
         if new.required && new.default.is_none() {
             return Err(Error::invalid(
                 column(&what),
@@ -615,7 +621,7 @@ impl Working<'_> {
                     "cannot change type from {from} to {to}: the spec allows int -> long, \
                      float -> double, a wider decimal precision{}",
                     match self.v3() {
-                        true => " and date -> timestamp / timestamp_ns",
+                        true => ", date -> timestamp / timestamp_ns and unknown -> any type",
                         false => " (and on v3 tables date -> timestamp)",
                     }
                 ),

@@ -235,7 +235,9 @@ fn array_bounds(ty: &PrimitiveType, a: &dyn Array) -> Option<Option<ArrayStats>>
             };
             ArrayStats::of(pair)
         }
-        (P::Unsupported(_), _) => return Some(None),
+        // No bounds for values without an order (spec Appendix D: geometry bounds are
+        // bounding-box corners, which icefloe does not compute).
+        (p, _) if !p.has_value_bounds() => return Some(None),
         _ => return None,
     };
     Some(stats)

@@ -14,36 +14,36 @@
 //! | `split_offsets` (132) | footer: the start of each row group (its first column chunk) |
 //!
 //! Leaf columns are matched to Iceberg fields by the field ids the Parquet schema carries (the
-//! Arrow schema's `PARQUET:field_id` metadata becomes the Parquet field id).
+//! Arrow schema's `PARQUET:field_id` metadata becomes the Parquet field id). The v3 types are
+//! written as [`super::columns`] says (no `unknown` column; `variant` groups without metrics).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayData, ArrayRef, RecordBatch, make_array};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::datatypes::Schema as ArrowSchema;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
-use datafusion::parquet::arrow::ArrowSchemaConverter;
 use datafusion::parquet::arrow::AsyncArrowWriter;
 use datafusion::parquet::arrow::arrow_writer::ArrowWriterOptions;
+use datafusion::parquet::basic::Encoding;
 use datafusion::parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
-use datafusion::parquet::basic::{Encoding, LogicalType};
 use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::{KeyValue, ParquetMetaData};
 use datafusion::parquet::file::properties::WriterProperties;
-use datafusion::parquet::schema::types::{ColumnPath, SchemaDescriptor, Type as ParquetType};
+use datafusion::parquet::schema::types::{ColumnPath, SchemaDescriptor};
 use object_store::ObjectStore;
 use object_store::buffered::BufWriter;
 use object_store::path::Path;
 
 use super::bounds::BoundsCollector;
+use super::columns::{FileColumns, parquet_schema};
 use crate::error::{Error, Result};
 use crate::spec::properties::{
     DEFAULT_WRITE_METRICS_MODE, MetricsMode, PARQUET_COMPRESSION, PARQUET_COMPRESSION_LEVEL,
     PARQUET_PAGE_SIZE_BYTES, PARQUET_ROW_GROUP_SIZE_BYTES, ParquetCodec, PropertySource,
 };
-use crate::spec::{DataContentType, DataFile, FileFormat, PrimitiveType, Schema, Type};
+use crate::spec::{DataContentType, DataFile, FileFormat, Schema};
 use crate::to_arrow::schema_to_arrow;
 
 /// How a data file is written; [`WriterOptions::from_properties`] reads the table properties
@@ -209,7 +209,12 @@ pub struct DataFileWriter {
     pending: Option<Box<Pending>>,
     location: String,
     schema: Schema,
+    /// The table's Arrow schema, which batches come in.
     arrow_schema: SchemaRef,
+    /// The columns the file holds, and what their values must be.
+    columns: FileColumns,
+    /// The file's Arrow schema: the table's without its `unknown` columns.
+    file_schema: SchemaRef,
     /// `None` when the caller sets the bounds ([`ColumnLayout::caller_bounds`]).
     bounds: Option<BoundsCollector>,
     truncate_length: usize,
@@ -263,8 +268,14 @@ impl DataFileWriter {
         layout: ColumnLayout,
     ) -> Result<Self> {
         let arrow_schema = Arc::new(schema_to_arrow(schema)?);
+        let columns = FileColumns::of(schema)?;
+        let file_schema = Arc::new(
+            arrow_schema
+                .project(&columns.kept)
+                .map_err(|e| Error::invalid(format_args!("data file {location}"), e))?,
+        );
         let parquet_schema =
-            parquet_schema(&arrow_schema, schema).map_err(|e| parquet_error(&location, e))?;
+            parquet_schema(&file_schema, schema).map_err(|e| parquet_error(&location, e))?;
         Ok(Self {
             writer: None,
             pending: Some(Box::new(Pending {
@@ -277,6 +288,8 @@ impl DataFileWriter {
             location,
             schema: schema.clone(),
             arrow_schema,
+            columns,
+            file_schema,
             bounds: (!layout.caller_bounds).then(BoundsCollector::default),
             truncate_length: props.truncate_length,
         })
@@ -307,7 +320,7 @@ impl DataFileWriter {
                 .with_parquet_schema(parquet_schema);
             let mut writer = AsyncArrowWriter::try_new_with_options(
                 BufWriter::new(store, path),
-                Arc::clone(&self.arrow_schema),
+                Arc::clone(&self.file_schema),
                 options,
             )
             .map_err(|e| parquet_error(&self.location, e))?;
@@ -361,11 +374,15 @@ impl DataFileWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
+        self.columns
+            .check(&batch)
+            .map_err(|e| in_location(&self.location, e))?;
         if let Some(bounds) = &mut self.bounds {
             bounds
                 .update(self.schema.columns(), batch.columns())
                 .map_err(|e| in_location(&self.location, e))?;
         }
+        let batch = batch.project(&self.columns.kept).map_err(invalid)?;
         let location = self.location.clone();
         self.open(Some(&batch))?
             .write(&batch)
@@ -393,7 +410,8 @@ impl DataFileWriter {
             .await
             .map_err(|e| parquet_error(&location, e))?;
         let size = i64::try_from(writer.bytes_written()).unwrap_or(i64::MAX);
-        let mut file = footer_metrics(&self.location, &metadata, size)?;
+        let skipped: Vec<&str> = self.columns.variant_names().collect();
+        let mut file = footer_metrics(&self.location, &metadata, size, &skipped)?;
         if let Some(bounds) = self.bounds {
             let bounds = bounds.finish(self.truncate_length);
             file.nan_value_counts = bounds.nan_counts;
@@ -550,53 +568,14 @@ fn relabel_data(data: ArrayData, target: &DataType) -> std::result::Result<Array
         .build()
 }
 
-/// The Parquet schema parquet-rs derives from the Arrow schema (field ids included), with the
-/// `UUID` logical type the spec asks for on uuid columns (parquet-rs only adds it with a cargo
-/// feature DataFusion does not enable).
-fn parquet_schema(
-    arrow: &ArrowSchema,
-    schema: &Schema,
-) -> std::result::Result<SchemaDescriptor, ParquetError> {
-    let converted = ArrowSchemaConverter::new().convert(arrow)?;
-    let root = with_uuid_types(converted.root_schema(), schema)?;
-    Ok(SchemaDescriptor::new(Arc::new(root)))
-}
-
-fn with_uuid_types(
-    t: &ParquetType,
-    schema: &Schema,
-) -> std::result::Result<ParquetType, ParquetError> {
-    match t {
-        ParquetType::GroupType { basic_info, fields } => Ok(ParquetType::GroupType {
-            basic_info: basic_info.clone(),
-            fields: fields
-                .iter()
-                .map(|f| with_uuid_types(f, schema).map(Arc::new))
-                .collect::<std::result::Result<_, _>>()?,
-        }),
-        ParquetType::PrimitiveType {
-            basic_info,
-            physical_type,
-            type_length,
-            ..
-        } if basic_info.has_id()
-            && schema
-                .field_by_id(basic_info.id())
-                .is_some_and(|f| f.field_type == Type::Primitive(PrimitiveType::Uuid)) =>
-        {
-            ParquetType::primitive_type_builder(basic_info.name(), *physical_type)
-                .with_repetition(basic_info.repetition())
-                .with_length(*type_length)
-                .with_logical_type(Some(LogicalType::Uuid))
-                .with_id(Some(basic_info.id()))
-                .build()
-        }
-        other => Ok(other.clone()),
-    }
-}
-
 /// The footer-derived part of a data file: record count, sizes, counts and split offsets.
-fn footer_metrics(location: &str, metadata: &ParquetMetaData, size: i64) -> Result<DataFile> {
+/// `without_metrics`: top-level columns whose leaves carry no field id (variant groups).
+fn footer_metrics(
+    location: &str,
+    metadata: &ParquetMetaData,
+    size: i64,
+    without_metrics: &[&str],
+) -> Result<DataFile> {
     let record_count = metadata.file_metadata().num_rows();
     let mut file = DataFile::new(
         DataContentType::Data,
@@ -617,6 +596,10 @@ fn footer_metrics(location: &str, metadata: &ParquetMetaData, size: i64) -> Resu
         }
         for chunk in rg.columns() {
             let info = chunk.column_descr().self_type().get_basic_info();
+            let top = chunk.column_path().parts().first().map(String::as_str);
+            if top.is_some_and(|t| without_metrics.contains(&t)) {
+                continue;
+            }
             if !info.has_id() {
                 return Err(Error::corrupt(
                     location,

@@ -14,6 +14,7 @@ mod append;
 mod bounds;
 #[cfg(test)]
 mod bounds_tests;
+mod columns;
 mod data_file;
 #[cfg(test)]
 mod data_file_tests;

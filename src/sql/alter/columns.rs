@@ -147,10 +147,11 @@ async fn iceberg_type(
     version: FormatVersion,
     path: &str,
 ) -> DFResult<Type> {
+    if let Some(p) = crate::sql::types::custom_type(data_type, path)? {
+        return Ok(Type::Primitive(p));
+    }
     let text = data_type.to_string();
-    if let Ok(p) = PrimitiveType::parse(&text.to_lowercase())
-        && !matches!(p, PrimitiveType::Unsupported(_))
-    {
+    if let Ok(p) = PrimitiveType::parse(&text.to_lowercase()) {
         return Ok(Type::Primitive(p));
     }
     let create = format!("CREATE TABLE icefloe_alter_type (c {text})");
