@@ -29,6 +29,10 @@ fn is_procedure(name: &ObjectName) -> bool {
 /// Errors: the statement does not parse.
 pub fn writes(ctx: &SessionContext, query: &str) -> DFResult<Option<String>> {
     let state = ctx.state();
+    // icefloe's own ALTER TABLE forms, which DataFusion's parser does not take.
+    if let Some(alter) = super::parse_alter_statement(&state, query)? {
+        return Ok(Some(format!("ALTER TABLE {} changes a table", alter.table)));
+    }
     let statements = super::parse_with_icefloe_dialect(&state, query)?;
     Ok(statements.iter().find_map(statement_writes))
 }
@@ -141,6 +145,18 @@ mod tests {
                 "ICEBERG_CREATE_TAG",
             ),
             ("SELECT 1; INSERT INTO t VALUES (1)", "INSERT"),
+            (
+                "ALTER TABLE db.t ADD COLUMNS (tags ARRAY<VARCHAR>, s STRUCT<w INT>)",
+                "ALTER TABLE db.t",
+            ),
+            (
+                "ALTER TABLE db.t WRITE ORDERED BY bucket(4, id)",
+                "ALTER TABLE",
+            ),
+            (
+                "SELECT * FROM iceberg_compute_table_stats('db.t')",
+                "iceberg_compute_table_stats",
+            ),
         ];
         for (sql, named) in written {
             let why = writes(&ctx, sql).unwrap().unwrap_or_default();

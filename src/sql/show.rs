@@ -585,8 +585,9 @@ fn sql_type(data_type: &Type) -> String {
             PrimitiveType::Decimal { precision, scale } => format!("DECIMAL({precision}, {scale})"),
             PrimitiveType::Date => "DATE".into(),
             PrimitiveType::Time => "TIME".into(),
-            PrimitiveType::Timestamp => "TIMESTAMP".into(),
-            PrimitiveType::Timestamptz => "TIMESTAMP WITH TIME ZONE".into(),
+            // The precision, since a v3 table makes a bare TIMESTAMP `timestamp_ns`.
+            PrimitiveType::Timestamp => "TIMESTAMP(6)".into(),
+            PrimitiveType::Timestamptz => "TIMESTAMP(6) WITH TIME ZONE".into(),
             PrimitiveType::TimestampNs => "TIMESTAMP(9)".into(),
             PrimitiveType::TimestamptzNs => "TIMESTAMP(9) WITH TIME ZONE".into(),
             PrimitiveType::String => "VARCHAR".into(),
@@ -758,6 +759,23 @@ fn create_statement(
     if in_catalog {
         for rename in partition_renames(metadata, schema) {
             text.push_str(&format!(";\nALTER TABLE {quoted_name} {rename}"));
+        }
+        let identifiers: Vec<String> = schema
+            .identifier_field_ids
+            .iter()
+            .filter_map(|id| schema.dotted_name(*id))
+            .map(|name| {
+                name.split('.')
+                    .map(quote_ident)
+                    .collect::<Vec<_>>()
+                    .join(".")
+            })
+            .collect();
+        if !identifiers.is_empty() {
+            let fields = identifiers.join(", ");
+            text.push_str(&format!(
+                ";\nALTER TABLE {quoted_name} SET IDENTIFIER FIELDS {fields}"
+            ));
         }
     }
     if let Some(order) = write_order(metadata, schema) {

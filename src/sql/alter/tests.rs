@@ -85,6 +85,8 @@ async fn show_create_table_of_an_evolved_table_makes_the_same_table() {
         "ALTER TABLE db.t ADD PARTITION FIELD hours(ts)",
         "ALTER TABLE db.t WRITE LOCALLY ORDERED BY category DESC NULLS FIRST, bucket(4, id)",
         "ALTER TABLE db.t SET TBLPROPERTIES ('owner' = 'analytics')",
+        "ALTER TABLE db.t SET IDENTIFIER FIELDS id",
+        "ALTER TABLE db.t ADD COLUMN seen TIMESTAMP(6)",
     ] {
         run(&ctx, statement).await;
     }
@@ -117,12 +119,16 @@ async fn show_create_table_of_an_evolved_table_makes_the_same_table() {
         catalog.load_table(&t).await.unwrap(),
         catalog.load_table(&u).await.unwrap(),
     );
+    let t_again = t.clone();
     let defaults = write_defaults(t);
     assert_eq!(
         defaults[4],
         ("level".to_string(), Some(serde_json::json!(4)))
     );
-    assert_eq!(defaults, write_defaults(u));
+    assert_eq!(defaults, write_defaults(u.clone()));
+    let identifiers =
+        |t: &crate::table::Table| t.metadata().current_schema().identifier_field_ids.len();
+    assert_eq!((identifiers(&t_again), identifiers(&u)), (1, 1));
     assert_eq!(
         run(&ctx, "SHOW TBLPROPERTIES db.t").await,
         run(&ctx, "SHOW TBLPROPERTIES db.u").await
