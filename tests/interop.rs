@@ -212,6 +212,49 @@ async fn append_parquet(
         .unwrap_or_else(|e| panic!("icefloe appending {input} to {namespace}.{table}: {e}"));
 }
 
+/// A warehouse for one test: a temporary directory (kept, and its path printed, when
+/// `ICEFLOE_INTEROP_KEEP` is set) with a new SQLite catalog `default` registered as the
+/// session's default catalog, icefloe's SQL (`icefloe::sql::register`) and a namespace `db`.
+struct Warehouse {
+    dir: tempfile::TempDir,
+    path: String,
+    ctx: SessionContext,
+    catalog: Arc<SqliteCatalog>,
+}
+
+async fn warehouse(label: &str) -> Warehouse {
+    let mut dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    if std::env::var_os("ICEFLOE_INTEROP_KEEP").is_some() {
+        eprintln!("interop {label}: warehouse kept at {path}");
+        dir.disable_cleanup(true);
+    }
+    let ctx = SessionContext::new();
+    let db = dir.path().join("catalog.db");
+    SqliteCatalog::create(&db, "default", icefloe::FileIO::default()).unwrap();
+    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
+        .await
+        .unwrap();
+    icefloe::sql::register(&ctx);
+    run(&ctx, "CREATE SCHEMA db").await;
+    Warehouse {
+        dir,
+        path,
+        ctx,
+        catalog,
+    }
+}
+
+/// Runs one statement through icefloe's SQL to the end; an error fails the test, naming it.
+async fn run(ctx: &SessionContext, statement: &str) {
+    icefloe::sql::sql(ctx, statement)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"))
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+}
+
 /// The result of an icefloe query, as one Arrow IPC file for interop.py (Parquet cannot hold
 /// the empty `partition` struct of an unpartitioned table).
 async fn dump(ctx: &SessionContext, query: &str, path: &Path) {

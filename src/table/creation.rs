@@ -423,6 +423,17 @@ pub(crate) fn partition_name(source: &str, transform: &Transform) -> String {
     }
 }
 
+/// Java's name for a partition field added by partition evolution
+/// (`BaseUpdatePartitionSpec.PartitionNameGenerator`): as [`partition_name`], but with the
+/// bucket count and truncate width (`id_bucket_16`, `name_trunc_4`).
+pub(crate) fn evolved_partition_name(source: &str, transform: &Transform) -> String {
+    match transform {
+        Transform::Bucket(n) => format!("{source}_bucket_{n}"),
+        Transform::Truncate(w) => format!("{source}_trunc_{w}"),
+        other => partition_name(source, other),
+    }
+}
+
 /// Splits `a, bucket(16, b), c` at the commas outside parentheses; empty terms are dropped.
 pub fn split_terms(terms: &str) -> Vec<&str> {
     let mut out = Vec::new();

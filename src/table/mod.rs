@@ -9,7 +9,9 @@ mod reachable;
 pub use creation::{
     TableCreation, arrow_to_iceberg_type, assign_fresh_ids, parse_partition_term, split_terms,
 };
-pub(crate) use creation::{partition_name, resolve_source, transform_named};
+pub(crate) use creation::{
+    evolved_partition_name, partition_name, resolve_source, transform_named,
+};
 pub(crate) use manifests::{MANIFEST_CONCURRENCY, read_manifests};
 pub use manifests::{partition_type, read_manifest, read_manifest_list};
 pub use reachable::reachable_files;

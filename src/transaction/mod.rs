@@ -150,6 +150,18 @@ pub trait Action: std::fmt::Debug + Send + Sync {
     }
 }
 
+/// The conflict of a metadata change whose `what` (`schema`, `partition spec`, `sort order`)
+/// another writer changed from id `before` to `after` since the change's base was read.
+fn changed_since(base: &TableMetadata, what: &str, before: i32, after: i32) -> Error {
+    Error::CommitConflict {
+        table: base.location.clone(),
+        reason: format!(
+            "another writer changed the {what} ({what} {before} became {after}) since this \
+             change read it; nothing was changed"
+        ),
+    }
+}
+
 impl dyn Catalog {
     /// A transaction on the current version of table `ident` of this catalog
     /// ([`Transaction::load`]): `catalog.transaction(&ident).await?.fast_append(files).commit()`.

@@ -22,14 +22,14 @@ use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 
-use super::{Action, Changes, CommitContext};
+use super::{Action, Changes, CommitContext, changed_since};
 use crate::error::{Error, Result};
 use crate::spec::changes::LAST_ADDED;
 use crate::spec::{
     FormatVersion, PartitionField, PartitionSpec, Schema, TableMetadata, TableRequirement,
     TableUpdate, Transform,
 };
-use crate::table::resolve_source;
+use crate::table::{evolved_partition_name, resolve_source};
 
 /// One change of an [`UpdateSpec`].
 #[derive(Debug, Clone, PartialEq)]
@@ -174,14 +174,8 @@ impl Action for UpdateSpec {
         if base.default_spec_id != current.default_spec_id
             || base.last_partition_id != current.last_partition_id
         {
-            return Err(Error::CommitConflict {
-                table: base.location.clone(),
-                reason: format!(
-                    "another writer changed the partition spec (default spec {} became {}) \
-                     since this change read it; nothing was changed",
-                    base.default_spec_id, current.default_spec_id
-                ),
-            });
+            let (before, after) = (base.default_spec_id, current.default_spec_id);
+            return Err(changed_since(base, "partition spec", before, after));
         }
         Ok(())
     }
@@ -380,7 +374,7 @@ impl<'a> Evolution<'a> {
         PartitionField {
             source_id,
             field_id: self.last_assigned,
-            name: name.map_or_else(|| default_name(source, transform), str::to_string),
+            name: name.map_or_else(|| evolved_partition_name(source, transform), str::to_string),
             transform: transform.clone(),
         }
     }
@@ -511,21 +505,6 @@ fn is_time(transform: &Transform) -> bool {
         transform,
         Transform::Year | Transform::Month | Transform::Day | Transform::Hour
     )
-}
-
-/// Java's name for a field added by partition evolution (`PartitionNameGenerator`).
-fn default_name(source: &str, transform: &Transform) -> String {
-    match transform {
-        Transform::Identity => source.to_string(),
-        Transform::Bucket(n) => format!("{source}_bucket_{n}"),
-        Transform::Truncate(w) => format!("{source}_trunc_{w}"),
-        Transform::Year => format!("{source}_year"),
-        Transform::Month => format!("{source}_month"),
-        Transform::Day => format!("{source}_day"),
-        Transform::Hour => format!("{source}_hour"),
-        Transform::Void => format!("{source}_null"),
-        Transform::Unknown(name) => format!("{source}_{name}"),
-    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value as JsonValue;
 
-use super::{Action, Changes, CommitContext};
+use super::{Action, Changes, CommitContext, changed_since};
 use crate::error::{Error, Result};
 use crate::spec::changes::LAST_ADDED;
 use crate::spec::{
@@ -294,14 +294,8 @@ impl Action for UpdateSchema {
         if base.current_schema_id != current.current_schema_id
             || base.last_column_id != current.last_column_id
         {
-            return Err(Error::CommitConflict {
-                table: base.location.clone(),
-                reason: format!(
-                    "another writer changed the schema (schema {} became {}) since this change \
-                     read it; nothing was changed",
-                    base.current_schema_id, current.current_schema_id
-                ),
-            });
+            let (before, after) = (base.current_schema_id, current.current_schema_id);
+            return Err(changed_since(base, "schema", before, after));
         }
         Ok(())
     }

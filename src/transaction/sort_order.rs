@@ -9,8 +9,8 @@
 
 use async_trait::async_trait;
 
-use super::{Action, Changes, CommitContext};
-use crate::error::{Error, Result};
+use super::{Action, Changes, CommitContext, changed_since};
+use crate::error::Result;
 use crate::spec::changes::LAST_ADDED;
 use crate::spec::sort::{NullOrder, SortDirection};
 use crate::spec::{SortField, SortOrder, TableMetadata, TableRequirement, TableUpdate, Transform};
@@ -105,14 +105,8 @@ impl ReplaceSortOrder {
 impl Action for ReplaceSortOrder {
     fn validate(&self, base: &TableMetadata, current: &TableMetadata) -> Result<()> {
         if base.default_sort_order_id != current.default_sort_order_id {
-            return Err(Error::CommitConflict {
-                table: base.location.clone(),
-                reason: format!(
-                    "another writer changed the sort order (order {} became {}) since this \
-                     change read it; nothing was changed",
-                    base.default_sort_order_id, current.default_sort_order_id
-                ),
-            });
+            let (before, after) = (base.default_sort_order_id, current.default_sort_order_id);
+            return Err(changed_since(base, "sort order", before, after));
         }
         Ok(())
     }

@@ -12,13 +12,9 @@
 
 use std::path::Path;
 
-use datafusion::prelude::SessionContext;
-use icefloe::catalog::SqliteCatalog;
-use icefloe::session::register_catalog_as_default;
-use icefloe::{FileIO, Relocation};
 use serde_json::{Value, json};
 
-use super::{dump, interop_py_script, python};
+use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
 
 /// One step: icefloe's statement, and the same change as PyIceberg makes it.
 fn steps(v3: bool) -> Vec<(String, Value)> {
@@ -163,20 +159,12 @@ async fn evolved_tables_read_the_same_in_pyiceberg_and_duckdb() {
     let Some(python) = python("evolved_tables_read_the_same_in_pyiceberg_and_duckdb") else {
         return;
     };
-    let mut dir = tempfile::tempdir().unwrap();
-    let warehouse = dir.path().to_str().unwrap().to_string();
-    if std::env::var_os("ICEFLOE_INTEROP_KEEP").is_some() {
-        eprintln!("interop alter: warehouse kept at {warehouse}");
-        dir.disable_cleanup(true);
-    }
-    let ctx = SessionContext::new();
-    let db = dir.path().join("catalog.db");
-    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
-    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
-    run(&ctx, "CREATE SCHEMA db").await;
+    let Warehouse {
+        dir,
+        path: warehouse,
+        ctx,
+        catalog,
+    } = warehouse("alter").await;
     let mut tables = Vec::new();
     for version in [2, 3] {
         let name = format!("db.evolved_v{version}");
@@ -245,13 +233,4 @@ async fn evolved_tables_read_the_same_in_pyiceberg_and_duckdb() {
         ),
         "icefloe reads PyIceberg's evolved table differently (output above)"
     );
-}
-
-async fn run(ctx: &SessionContext, statement: &str) {
-    icefloe::sql::sql(ctx, statement)
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"))
-        .collect()
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"));
 }

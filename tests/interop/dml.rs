@@ -10,12 +10,9 @@
 use std::path::Path;
 
 use datafusion::prelude::SessionContext;
-use icefloe::catalog::SqliteCatalog;
-use icefloe::session::register_catalog_as_default;
-use icefloe::{FileIO, Relocation};
 use serde_json::json;
 
-use super::{dump, interop_py_script, python};
+use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
 
 /// One table of the check: how icefloe creates it, and its DuckDB twin.
 struct Case {
@@ -122,20 +119,12 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
     let Some(python) = python("row_level_changes_leave_the_rows_duckdb_leaves") else {
         return;
     };
-    let mut dir = tempfile::tempdir().unwrap();
-    let warehouse = dir.path().to_str().unwrap().to_string();
-    if std::env::var_os("ICEFLOE_INTEROP_KEEP").is_some() {
-        eprintln!("interop dml: warehouse kept at {warehouse}");
-        dir.disable_cleanup(true);
-    }
-    let ctx = SessionContext::new();
-    let db = dir.path().join("catalog.db");
-    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
-    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
-    run(&ctx, "CREATE SCHEMA db").await;
+    let Warehouse {
+        dir,
+        path: warehouse,
+        ctx,
+        catalog,
+    } = warehouse("dml").await;
     let mut tables = Vec::new();
     for case in &CASES {
         let create = format!("CREATE TABLE {} ({COLUMNS}) {}", case.name, case.clauses);
@@ -369,16 +358,6 @@ fn column_encodings(
     encodings
 }
 
-async fn run(ctx: &SessionContext, statement: &str) {
-    let frame = icefloe::sql::sql(ctx, statement)
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"));
-    frame
-        .collect()
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"));
-}
-
 /// A small deterministic generator (an LCG): the same sequence on every run.
 struct Lcg(u64);
 
@@ -475,16 +454,12 @@ async fn random_row_level_changes_match_duckdb_after_every_statement() {
     let Some(python) = python("random_row_level_changes_match_duckdb_after_every_statement") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let warehouse = dir.path().to_str().unwrap().to_string();
-    let ctx = SessionContext::new();
-    let db = dir.path().join("catalog.db");
-    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
-    register_catalog_as_default(&ctx, &db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
-    run(&ctx, "CREATE SCHEMA db").await;
+    let Warehouse {
+        dir,
+        path: warehouse,
+        ctx,
+        ..
+    } = warehouse("random dml").await;
     let cases = [
         (
             "db.random_cow",
@@ -545,15 +520,9 @@ async fn v3_row_ids_survive_copy_on_write_changes() {
     let Some(python) = python("v3_row_ids_survive_copy_on_write_changes") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = SessionContext::new();
-    let db = dir.path().join("catalog.db");
-    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
-    let catalog = register_catalog_as_default(&ctx, &db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
-    run(&ctx, "CREATE SCHEMA db").await;
+    let Warehouse {
+        dir, ctx, catalog, ..
+    } = warehouse("lineage").await;
     run(
         &ctx,
         &format!(

@@ -8,16 +8,10 @@
 
 use std::path::Path;
 
-use datafusion::prelude::SessionContext;
-use icefloe::catalog::SqliteCatalog;
-use icefloe::session::register_catalog_as_default;
-use icefloe::{FileIO, Relocation};
-
-use super::{interop_py_script, python};
+use super::{Warehouse, interop_py_script, python, run, warehouse};
 
 /// The statements; their values are the ones v3_types.py expects.
 const STATEMENTS: &[&str] = &[
-    "CREATE SCHEMA db",
     "CREATE TABLE db.ns (id INT, ts TIMESTAMP(9), tz TIMESTAMP(9) WITH TIME ZONE, u UNKNOWN) \
      TBLPROPERTIES ('format-version' = '3') PARTITION BY (day(ts), hour(tz))",
     "INSERT INTO db.ns VALUES \
@@ -44,26 +38,14 @@ async fn v3_types_icefloe_writes_read_the_same_in_pyiceberg_and_duckdb() {
     else {
         return;
     };
-    let mut dir = tempfile::tempdir().unwrap();
-    let warehouse = dir.path().to_str().unwrap().to_string();
-    if std::env::var_os("ICEFLOE_INTEROP_KEEP").is_some() {
-        eprintln!("interop types: warehouse kept at {warehouse}");
-        dir.disable_cleanup(true);
-    }
-    let ctx = SessionContext::new();
-    let db = dir.path().join("catalog.db");
-    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
-    register_catalog_as_default(&ctx, &db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
+    let Warehouse {
+        dir: _dir,
+        path: warehouse,
+        ctx,
+        ..
+    } = warehouse("types").await;
     for statement in STATEMENTS {
-        icefloe::sql::sql(&ctx, statement)
-            .await
-            .unwrap_or_else(|e| panic!("{statement}: {e}"))
-            .collect()
-            .await
-            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        run(&ctx, statement).await;
     }
     assert!(
         interop_py_script(&python, Path::new("v3_types.py"), &["check", &warehouse]),
