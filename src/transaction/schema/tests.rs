@@ -1,9 +1,13 @@
 //! Tests of [`UpdateSchema::apply`]: field ids as Java assigns them, positions, nested paths,
 //! and every change the spec forbids refused with the column named.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
 use super::*;
+use crate::error::Error;
+use crate::spec::{NestedField, StructType};
 
 /// A table with a struct, a list of structs and a map of structs; `id` is the identifier
 /// field, `day` the source of the partition spec, `n` of the sort order.
