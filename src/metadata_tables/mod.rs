@@ -20,6 +20,7 @@ mod snapshots;
 mod statistics;
 pub(crate) mod walk;
 
+pub(crate) use partitions::stats_file::compute as partition_statistics_file;
 pub use provider::IcebergMetadataTable;
 
 use datafusion::arrow::array::RecordBatch;
