@@ -22,6 +22,7 @@ use super::super::super::{MetadataContext, walk};
 use super::super::counts::{self, Grouping, PartitionCounts};
 use super::decode;
 use crate::error::Result;
+use crate::scan::guard::catch_decoder;
 use crate::spec::statistics::partition_statistics_for;
 use crate::spec::{Literal, ManifestFile, Snapshot};
 
@@ -37,11 +38,13 @@ pub(crate) async fn answer(
     if partition.is_empty() {
         return None;
     }
-    let bytes = ctx.table.io().read(&file.statistics_path).await.ok()?;
-    if i64::try_from(bytes.len()).ok()? != file.file_size_in_bytes {
+    let path = &file.statistics_path;
+    let size = u64::try_from(file.file_size_in_bytes).ok()?;
+    let bytes = ctx.table.io().read_bounded(path, size).await.ok()?;
+    if u64::try_from(bytes.len()).ok()? != size {
         return None;
     }
-    let rows = decode(&file.statistics_path, bytes, partition).ok()?;
+    let rows = catch_decoder(path, || decode(path, bytes, partition)).ok()?;
     if !agrees_with_summary(&rows, snapshot) {
         return None;
     }
