@@ -37,6 +37,8 @@ mod alter;
 mod changes;
 #[path = "interop/dml.rs"]
 mod dml;
+#[path = "interop/statistics.rs"]
+mod statistics;
 #[path = "interop/v3_types.rs"]
 mod v3_types;
 

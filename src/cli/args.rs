@@ -50,6 +50,10 @@ pub enum Command {
     /// Compute theta sketches of columns of the current snapshot into a Puffin statistics file
     /// and commit it (`set-statistics`): the distinct counts DataFusion plans joins with.
     ComputeStats(ComputeStatsArgs),
+    /// Count the files, records and deletes of every partition of the current snapshot into
+    /// a partition statistics file (Parquet) and commit it (`set-partition-statistics`):
+    /// `"t$partitions"` then answers from it without reading manifests.
+    ComputePartitionStats(ComputePartitionStatsArgs),
     /// Verify that every file the table's metadata reaches exists with its recorded size and
     /// that the recorded counts agree (reads trust the metadata; this looks). Exits non-zero
     /// when it finds a problem.
@@ -89,6 +93,18 @@ pub struct ComputeStatsArgs {
     /// Only these top-level columns (comma-separated; default: every primitive column).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub columns: Vec<String>,
+}
+
+/// Arguments of `icefloe compute-partition-stats`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ComputePartitionStatsArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// Of this snapshot instead of the current one.
+    #[arg(long, value_name = "ID")]
+    pub snapshot: Option<i64>,
 }
 
 /// Arguments of `icefloe remove-orphans`.

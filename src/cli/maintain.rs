@@ -8,8 +8,8 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use serde_json::{Value, json};
 
 use super::args::{
-    CheckArgs, ComputeStatsArgs, ExpireArgs, RefArgs, RemoveOrphansArgs, ReportFormat,
-    RewriteManifestsArgs, RollbackArgs, TableTarget, relocation_of,
+    CheckArgs, ComputePartitionStatsArgs, ComputeStatsArgs, ExpireArgs, RefArgs, RemoveOrphansArgs,
+    ReportFormat, RewriteManifestsArgs, RollbackArgs, TableTarget, relocation_of,
 };
 use super::{CliError, CliResult, catalog_table_name, open_catalog};
 use crate::Table;
@@ -310,6 +310,40 @@ pub(super) async fn run_compute_stats<W: Write>(
         "snapshot_id": done.snapshot_id,
         "statistics_path": done.statistics_path,
         "ndv": ndv,
+    });
+    report(out, args.target.format, &text, object)
+}
+
+/// `icefloe compute-partition-stats`.
+pub(super) async fn run_compute_partition_stats<W: Write>(
+    args: &ComputePartitionStatsArgs,
+    out: &mut W,
+) -> CliResult<()> {
+    use crate::statistics::{ComputePartitionStats, compute_partition_stats};
+    let (_, target, _) = write_target(&args.target).await?;
+    let mut options = ComputePartitionStats::new();
+    if let Some(id) = args.snapshot {
+        options = options.with_snapshot_id(id);
+    }
+    let bar = bar("counting partitions");
+    let done = compute_partition_stats(&target, &options).await;
+    bar.finish_and_clear();
+    let done = done?;
+    let text = match &done.statistics_path {
+        Some(path) => format!(
+            "partition statistics of snapshot {}: {} partition(s) ({path})",
+            done.snapshot_id, done.partitions
+        ),
+        None => format!(
+            "snapshot {} has no manifest entries: no partition statistics written",
+            done.snapshot_id
+        ),
+    };
+    let object = json!({
+        "action": "compute-partition-stats",
+        "snapshot_id": done.snapshot_id,
+        "statistics_path": done.statistics_path,
+        "partitions": done.partitions,
     });
     report(out, args.target.format, &text, object)
 }

@@ -111,6 +111,9 @@ pub async fn run(cli: Cli) -> CliResult<()> {
         Command::ComputeStats(args) => {
             maintain::run_compute_stats(&args, &mut std::io::stdout().lock()).await
         }
+        Command::ComputePartitionStats(args) => {
+            maintain::run_compute_partition_stats(&args, &mut std::io::stdout().lock()).await
+        }
         Command::Check(args) => maintain::run_check(&args, &mut std::io::stdout().lock()).await,
         Command::Catalog(command) => run_catalog(&command, &mut std::io::stdout().lock()),
     }

@@ -5,7 +5,9 @@
 //! The table-level relations (`snapshots`, `history`, `metadata_log_entries`, `refs`) come from
 //! the metadata file alone; `manifests` and `all_manifests` from manifest lists; the file-level
 //! ones (entries, files, partitions) from manifests, through [`file_level_schema`] and
-//! [`file_level_batches`].
+//! [`file_level_batches`]; `partitions` from the snapshot's partition statistics file instead
+//! when it has one that answers (spec: "Partition Statistics"; `partitions/stats_file.rs`,
+//! which also computes the files `crate::statistics::compute_partition_stats` commits).
 
 mod arrow_util;
 mod entries;
@@ -20,6 +22,7 @@ mod snapshots;
 mod statistics;
 pub(crate) mod walk;
 
+pub(crate) use partitions::stats_file::compute as partition_statistics_file;
 pub use provider::IcebergMetadataTable;
 
 use datafusion::arrow::array::RecordBatch;

@@ -14,7 +14,7 @@ use datafusion::common::ScalarValue;
 use super::arrow_error;
 use crate::error::Result;
 use crate::scan::partition_type;
-use crate::spec::{Literal, PrimitiveType, TableMetadata, Transform};
+use crate::spec::{Literal, NestedField, PrimitiveType, StructType, TableMetadata, Transform};
 use crate::to_arrow::{literal_to_scalar, primitive_to_arrow};
 
 /// The unified partition struct of a table.
@@ -77,6 +77,36 @@ impl UnifiedPartition {
     /// Whether no spec of the table has a partition field.
     pub(crate) fn is_empty(&self) -> bool {
         self.types.is_empty()
+    }
+
+    /// The unified positions ordered by partition field id: the field order of the unified
+    /// partition type of partition statistics files (spec: "Partition Statistics File",
+    /// "sorted by the field ids in ascending order").
+    pub(crate) fn by_field_id(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.types.len()).collect();
+        order.sort_by_key(|at| self.types[*at].0);
+        order
+    }
+
+    /// The unified partition type (spec: "Partition Statistics File"): every field optional,
+    /// by ascending field id, with the partition field ids.
+    pub(crate) fn struct_type(&self) -> StructType {
+        let fields = self.by_field_id().into_iter().map(|at| {
+            let (id, ty) = &self.types[at];
+            let name = self.fields.get(at).map_or("", |f| f.name().as_str());
+            NestedField::optional(*id, name, ty.clone())
+        });
+        StructType::new(fields.collect())
+    }
+
+    /// The field id and type of each unified field `at`.
+    pub(crate) fn field_type(&self, at: usize) -> Option<(i32, &PrimitiveType)> {
+        self.types.get(at).map(|(id, ty)| (*id, ty))
+    }
+
+    /// The unified positions of spec `spec_id`'s fields, in spec order.
+    pub(crate) fn spec_positions(&self, spec_id: i32) -> Option<&[usize]> {
+        self.positions.get(&spec_id).map(Vec::as_slice)
     }
 
     /// The Arrow type of the column.

@@ -3,8 +3,15 @@
 //! delete counts, and the last snapshot that added a file to it, as PyIceberg 0.12's
 //! `inspect.partitions`. A table none of whose specs has a partition field has no `partition`
 //! and `spec_id` columns (one row, or none without live files), as in PyIceberg.
+//!
+//! When the snapshot has a partition statistics file (spec: "Partition Statistics"), the rows
+//! come from it instead of the manifests ([`stats_file::answer`]); an absent, unreadable or
+//! doubtful file leaves the manifests to answer. [`counts`] is the one aggregation both use,
+//! and [`stats_file`] also writes the files `iceberg_compute_partition_stats` commits.
 
-use std::collections::HashMap;
+pub(crate) mod counts;
+pub(crate) mod stats_file;
+
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -14,11 +21,12 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, Schem
 
 use super::files::arrow_error;
 use super::files::entry_filter::EntryFilter;
-use super::files::file_rows::{self, EntryRow, ReadPlan, Scope};
+use super::files::file_rows::{self, ReadPlan, Scope};
 use super::files::partition_struct::UnifiedPartition;
 use super::{MetadataContext, ScanRequest};
 use crate::error::Result;
-use crate::spec::{DataContentType, Literal, TableMetadata};
+use crate::spec::TableMetadata;
+use counts::{Grouping, PartitionCounts};
 
 /// The Arrow schema of `partitions` for a table.
 pub(crate) fn schema(metadata: &TableMetadata) -> Result<SchemaRef> {
@@ -50,77 +58,32 @@ fn schema_of(partition: &UnifiedPartition) -> SchemaRef {
     Arc::new(ArrowSchema::new(fields))
 }
 
-/// The counts of one partition value.
-#[derive(Debug, Clone)]
-struct PartitionRow {
-    spec_id: i32,
-    tuple: Vec<Option<Literal>>,
-    record_count: i64,
-    file_count: i32,
-    total_data_file_size_in_bytes: i64,
-    position_delete_record_count: i64,
-    position_delete_file_count: i32,
-    equality_delete_record_count: i64,
-    equality_delete_file_count: i32,
-    /// `(timestamp ms, snapshot id)` of the newest snapshot that added a live file.
-    last_updated: Option<(i64, i64)>,
-}
-
-impl PartitionRow {
-    fn new(spec_id: i32, tuple: Vec<Option<Literal>>) -> Self {
-        Self {
-            spec_id,
-            tuple,
-            record_count: 0,
-            file_count: 0,
-            total_data_file_size_in_bytes: 0,
-            position_delete_record_count: 0,
-            position_delete_file_count: 0,
-            equality_delete_record_count: 0,
-            equality_delete_file_count: 0,
-            last_updated: None,
-        }
-    }
-
-    fn add(&mut self, row: &EntryRow, metadata: &TableMetadata) {
-        let file = &row.entry.data_file;
-        match file.content {
-            DataContentType::Data => {
-                self.record_count += file.record_count;
-                self.file_count += 1;
-                self.total_data_file_size_in_bytes += file.file_size_in_bytes;
-            }
-            DataContentType::PositionDeletes => {
-                self.position_delete_record_count += file.record_count;
-                self.position_delete_file_count += 1;
-            }
-            DataContentType::EqualityDeletes => {
-                self.equality_delete_record_count += file.record_count;
-                self.equality_delete_file_count += 1;
-            }
-        }
-        let snapshot = row
-            .entry
-            .snapshot_id
-            .and_then(|id| metadata.snapshot_by_id(id));
-        if let Some(s) = snapshot
-            && self.last_updated.is_none_or(|(at, _)| s.timestamp_ms > at)
-        {
-            self.last_updated = Some((s.timestamp_ms, s.snapshot_id));
-        }
-    }
-}
-
-/// The rows of `partitions`.
+/// The rows of `partitions`: from the snapshot's partition statistics file when it answers,
+/// else from its manifests.
 pub(crate) async fn batches(
     ctx: MetadataContext<'_>,
     request: ScanRequest<'_>,
 ) -> Result<Vec<RecordBatch>> {
     let metadata = ctx.table.metadata();
     let partition = UnifiedPartition::new(metadata)?;
+    let rows = match stats_file::answer(&ctx, &partition).await {
+        Some(rows) => rows,
+        None => from_manifests(&ctx, &partition, request).await?,
+    };
+    let batch = RecordBatch::try_new(schema_of(&partition), columns(&partition, &rows)?)
+        .map_err(arrow_error)?;
+    Ok(vec![batch])
+}
+
+/// The rows from the live entries of the snapshot's manifests.
+async fn from_manifests(
+    ctx: &MetadataContext<'_>,
+    partition: &UnifiedPartition,
+    request: ScanRequest<'_>,
+) -> Result<Vec<PartitionCounts>> {
     // A partition value's row holds only entries with that value: filtering entries on
     // partition fields is exact for the rows (the limit is not: rows are groups).
-    let filter = EntryFilter::new(request.filters, &[], Some((&partition, &["partition"])));
+    let filter = EntryFilter::new(request.filters, &[], Some((partition, &["partition"])));
     let plan = ReadPlan {
         scope: Scope::Selected,
         content: None,
@@ -128,35 +91,15 @@ pub(crate) async fn batches(
         filter: &filter,
         limit: None,
     };
-    let entries = file_rows::read_entries(&ctx, plan).await?;
-    let rows = group(&entries, metadata);
-    let batch = RecordBatch::try_new(schema_of(&partition), columns(&partition, &rows)?)
-        .map_err(arrow_error)?;
-    Ok(vec![batch])
+    let entries = file_rows::read_entries(ctx, plan).await?;
+    Ok(counts::group(
+        &entries,
+        ctx.table.metadata(),
+        Grouping::ByFields,
+    ))
 }
 
-/// The entries grouped by partition value, in order of first appearance. Values are keyed by
-/// the spec's partition field ids and values (two specs with the same fields share a row).
-fn group(entries: &[EntryRow], metadata: &TableMetadata) -> Vec<PartitionRow> {
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut rows: Vec<PartitionRow> = Vec::new();
-    for entry in entries {
-        let tuple = &entry.entry.data_file.partition;
-        let field_ids: Vec<i32> = metadata
-            .partition_spec_by_id(entry.spec_id)
-            .map(|s| s.fields.iter().map(|f| f.field_id).collect())
-            .unwrap_or_default();
-        let key = format!("{field_ids:?}{tuple:?}");
-        let at = *index.entry(key).or_insert_with(|| {
-            rows.push(PartitionRow::new(entry.spec_id, tuple.clone()));
-            rows.len() - 1
-        });
-        rows[at].add(entry, metadata);
-    }
-    rows
-}
-
-fn columns(partition: &UnifiedPartition, rows: &[PartitionRow]) -> Result<Vec<ArrayRef>> {
+fn columns(partition: &UnifiedPartition, rows: &[PartitionCounts]) -> Result<Vec<ArrayRef>> {
     let mut columns: Vec<ArrayRef> = Vec::new();
     if !partition.is_empty() {
         columns.push(partition.array(rows.iter().map(|r| (r.spec_id, r.tuple.as_slice())))?);
@@ -164,18 +107,19 @@ fn columns(partition: &UnifiedPartition, rows: &[PartitionRow]) -> Result<Vec<Ar
             rows.iter().map(|r| r.spec_id).collect::<Int32Array>(),
         ));
     }
-    let long = |f: fn(&PartitionRow) -> i64| -> ArrayRef {
+    let long = |f: fn(&PartitionCounts) -> i64| -> ArrayRef {
         Arc::new(rows.iter().map(f).collect::<Int64Array>())
     };
-    let int = |f: fn(&PartitionRow) -> i32| -> ArrayRef {
+    let int = |f: fn(&PartitionCounts) -> i32| -> ArrayRef {
         Arc::new(rows.iter().map(f).collect::<Int32Array>())
     };
     columns.extend([
-        long(|r| r.record_count),
-        int(|r| r.file_count),
+        long(|r| r.data_record_count),
+        int(|r| r.data_file_count),
         long(|r| r.total_data_file_size_in_bytes),
         long(|r| r.position_delete_record_count),
-        int(|r| r.position_delete_file_count),
+        // PyIceberg counts deletion vectors as position delete files.
+        int(|r| r.position_delete_file_count + r.dv_count),
         long(|r| r.equality_delete_record_count),
         int(|r| r.equality_delete_file_count),
         Arc::new(

@@ -145,7 +145,8 @@ pub mod partition_stats_fields {
     pub const EQUALITY_DELETE_RECORD_COUNT: i32 = 8;
     /// `9 equality_delete_file_count`.
     pub const EQUALITY_DELETE_FILE_COUNT: i32 = 9;
-    /// `10 total_record_count`: records after deletes (optional; icefloe leaves it null).
+    /// `10 total_record_count`: records after deletes (optional: icefloe, as Java, writes it
+    /// only where metadata knows it: no equality deletes and no position delete files).
     pub const TOTAL_RECORD_COUNT: i32 = 10;
     /// `11 last_updated_at`: epoch milliseconds.
     pub const LAST_UPDATED_AT: i32 = 11;

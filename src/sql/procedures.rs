@@ -142,6 +142,7 @@ impl TableFunctionImpl for IcebergRollbackFunction {
 /// | `iceberg_rewrite_manifests` | `'<table>' [, <target size bytes>]` |
 /// | `iceberg_remove_orphan_files` | `'<table>' [, <older than>] [, <dry run>]` |
 /// | `iceberg_compute_table_stats` | `'<table>' [, '<column>' ...]` (or one `'a, b'`) |
+/// | `iceberg_compute_partition_stats` | `'<table>'` |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IcebergProcedure {
     /// `iceberg_create_branch`.
@@ -161,11 +162,14 @@ pub enum IcebergProcedure {
     /// `iceberg_compute_table_stats`: theta sketches of columns into a Puffin statistics file
     /// of the current snapshot (`crate::statistics::compute_table_stats`).
     ComputeTableStats,
+    /// `iceberg_compute_partition_stats`: the counts of every partition of the current
+    /// snapshot into a partition statistics file (`crate::statistics::compute_partition_stats`).
+    ComputePartitionStats,
 }
 
 impl IcebergProcedure {
     /// Every procedure with its SQL name.
-    pub const ALL: [(&'static str, IcebergProcedure); 8] = [
+    pub const ALL: [(&'static str, IcebergProcedure); 9] = [
         ("iceberg_create_branch", Self::CreateBranch),
         ("iceberg_create_tag", Self::CreateTag),
         ("iceberg_drop_ref", Self::DropRef),
@@ -174,6 +178,10 @@ impl IcebergProcedure {
         ("iceberg_rewrite_manifests", Self::RewriteManifests),
         ("iceberg_remove_orphan_files", Self::RemoveOrphanFiles),
         ("iceberg_compute_table_stats", Self::ComputeTableStats),
+        (
+            "iceberg_compute_partition_stats",
+            Self::ComputePartitionStats,
+        ),
     ];
 
     fn usage(self) -> (&'static str, usize, usize) {
@@ -210,6 +218,7 @@ impl IcebergProcedure {
                 1,
                 MAX_COLUMNS,
             ),
+            Self::ComputePartitionStats => ("iceberg_compute_partition_stats('<table>')", 1, 1),
         }
     }
 }
@@ -248,6 +257,7 @@ impl TableFunctionImpl for IcebergProcedure {
             Self::FastForward => call.names = vec![name(1)?, name(2)?],
             Self::CherryPick => call.number = optional_integer(1, "snapshot id")?,
             Self::RewriteManifests => call.number = optional_integer(1, "target size")?,
+            Self::ComputePartitionStats => {}
             Self::ComputeTableStats => {
                 for i in 1..values.len() {
                     let names = name(i)?;
@@ -298,6 +308,7 @@ async fn run_procedure(
 ) -> crate::Result<(String, String)> {
     use crate::maintenance::BranchRetention;
     use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
+    use crate::statistics::{ComputePartitionStats, compute_partition_stats};
     use crate::statistics::{ComputeTableStats, compute_table_stats};
     let name = |i: usize| call.names.get(i).cloned().unwrap_or_default();
     let (text, number) = (name(0), call.number);
@@ -357,6 +368,18 @@ async fn run_procedure(
                     columns.join(", "),
                     done.statistics_path
                 ),
+            )
+        }
+        IcebergProcedure::ComputePartitionStats => {
+            let done =
+                compute_partition_stats(manager.target(), &ComputePartitionStats::new()).await?;
+            let detail = match &done.statistics_path {
+                Some(path) => format!("{} partition(s) ({path})", done.partitions),
+                None => "no manifest entries: nothing written".to_string(),
+            };
+            (
+                "compute partition stats".into(),
+                format!("snapshot {}: {detail}", done.snapshot_id),
             )
         }
         IcebergProcedure::RemoveOrphanFiles => {

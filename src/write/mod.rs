@@ -35,6 +35,7 @@ pub use crate::table::{
 pub use crate::transaction::WriteTarget;
 pub use append::append_batches;
 pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files, create_with_files};
+pub(crate) use columns::parquet_schema;
 pub use data_file::{DataFileWriter, WriterOptions};
 pub use deletion_vectors::{DeletionVector, write_deletion_vectors};
 pub(crate) use fanout::literal_at;

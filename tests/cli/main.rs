@@ -1029,3 +1029,47 @@ fn compute_stats_commits_sketches_that_tree_shows() {
         stderr(&out)
     );
 }
+
+/// `compute-partition-stats` commits a partition statistics file of one row per partition;
+/// `tree` shows it under its snapshot; an unpartitioned table is refused with the reason.
+#[test]
+fn compute_partition_stats_commits_a_file_that_tree_shows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let location = dir.path().join("t").display().to_string();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t (id BIGINT, r VARCHAR) STORED AS ICEBERG PARTITIONED BY (r) \
+         LOCATION '{location}'; \
+         INSERT INTO t VALUES (1, 'a'), (2, 'a'), (3, 'b'), (4, NULL)"
+    );
+    let out = icefloe(&["sql", &create]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = icefloe(&["compute-partition-stats", &location, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    // The data's partitions: 'a', 'b' and NULL.
+    assert_eq!(report["partitions"], 3, "{report}");
+    let path = report["statistics_path"].as_str().expect("a path");
+    assert!(path.contains("/metadata/partition-stats-"), "{path}");
+    let out = icefloe(&["tree", &location]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("partition statistics metadata/partition-stats-"),
+        "{text}"
+    );
+
+    let plain = dir.path().join("u").display().to_string();
+    let create = format!(
+        "CREATE EXTERNAL TABLE u (id BIGINT) STORED AS ICEBERG LOCATION '{plain}'; \
+         INSERT INTO u VALUES (1)"
+    );
+    let out = icefloe(&["sql", &create]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = icefloe(&["compute-partition-stats", &plain]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("it is not partitioned"),
+        "{}",
+        stderr(&out)
+    );
+}
