@@ -10,13 +10,9 @@
 
 use std::path::Path;
 
-use datafusion::prelude::SessionContext;
-use icefloe::catalog::SqliteCatalog;
-use icefloe::session::register_catalog_as_default;
-use icefloe::{FileIO, Relocation};
 use serde_json::json;
 
-use super::{dump, interop_py_script, python};
+use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
 
 /// A partitioned table of `version` with merge-on-read deletes (position delete files in v2,
 /// deletion vectors in v3) and an evolved spec, then both statistics computed.
@@ -54,20 +50,12 @@ async fn statistics_read_the_same_in_pyiceberg_datasketches_and_pyarrow() {
     else {
         return;
     };
-    let mut dir = tempfile::tempdir().unwrap();
-    let warehouse = dir.path().to_str().unwrap().to_string();
-    if std::env::var_os("ICEFLOE_INTEROP_KEEP").is_some() {
-        eprintln!("interop statistics: warehouse kept at {warehouse}");
-        dir.disable_cleanup(true);
-    }
-    let ctx = SessionContext::new();
-    let db = dir.path().join("catalog.db");
-    SqliteCatalog::create(&db, "default", FileIO::default()).unwrap();
-    register_catalog_as_default(&ctx, &db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
-    run(&ctx, "CREATE SCHEMA db").await;
+    let Warehouse {
+        dir,
+        path: warehouse,
+        ctx,
+        ..
+    } = warehouse("statistics").await;
     let mut tables = Vec::new();
     for version in [2, 3] {
         let name = format!("db.stats_v{version}");
@@ -90,13 +78,4 @@ async fn statistics_read_the_same_in_pyiceberg_datasketches_and_pyarrow() {
         interop_py_script(&python, Path::new("statistics.py"), &["check", &warehouse]),
         "PyIceberg, datasketches or pyarrow read icefloe's statistics differently (output above)"
     );
-}
-
-async fn run(ctx: &SessionContext, statement: &str) {
-    icefloe::sql::sql(ctx, statement)
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"))
-        .collect()
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"));
 }
