@@ -50,6 +50,11 @@ pub enum Error {
     #[error("unsupported: {}", Redacted(.0))]
     Unsupported(String),
 
+    /// The caller cancelled a long operation (a compaction): what it wrote was deleted and
+    /// nothing was committed.
+    #[error("cancelled: {}", Redacted(.0))]
+    Cancelled(String),
+
     /// The caller asked for something that cannot be: an unknown transform string, a bad
     /// relocation rule, a table name with no namespace, ...
     #[error("invalid argument: {}: {}", Redacted(.what), Redacted(.reason))]

@@ -58,7 +58,7 @@ use crate::write::{
     AppendWriter, DeletionVector, OnCommit, write_deletion_vectors, write_position_deletes,
 };
 
-mod lineage;
+pub(crate) mod lineage;
 pub use lineage::{
     LAST_UPDATED_SEQUENCE_NUMBER, LAST_UPDATED_SEQUENCE_NUMBER_FIELD_ID, ROW_ID, ROW_ID_FIELD_ID,
 };

@@ -17,6 +17,7 @@
 //!   `replace` snapshot.
 
 mod check;
+mod compaction;
 mod orphans;
 #[cfg(test)]
 mod orphans_tests;
@@ -25,6 +26,9 @@ mod snapshots;
 
 pub use crate::table::reachable_files;
 pub use check::{CheckReport, check_table};
+pub use compaction::{
+    Cancel, RewriteDataFiles, RewriteDataFilesResult, Strategy, rewrite_data_files,
+};
 #[cfg(test)]
 use orphans::check_same_store;
 pub use orphans::{DEFAULT_ORPHAN_AGE_MS, OrphanFiles, OrphanReport, remove_orphan_files};

@@ -123,7 +123,23 @@ impl SnapshotProducer {
         metadata: &TableMetadata,
         files: &[(i32, DataFile)],
     ) -> Result<Vec<ManifestFile>> {
-        self.write_added_as(io, metadata, ManifestContent::Data, files)
+        self.write_added_as(io, metadata, ManifestContent::Data, files, None)
+            .await
+    }
+
+    /// [`Self::write_added`] with every entry's data sequence number `data_sequence_number`
+    /// written explicitly (not inherited from the snapshot): a rewrite's files keep the
+    /// sequence number of the rows they copy (Java's `RewriteFiles.dataSequenceNumber`), so
+    /// that equality deletes committed since still apply to them.
+    pub async fn write_added_at(
+        &mut self,
+        io: &FileIO,
+        metadata: &TableMetadata,
+        files: &[(i32, DataFile)],
+        data_sequence_number: i64,
+    ) -> Result<Vec<ManifestFile>> {
+        let sequence = Some(data_sequence_number);
+        self.write_added_as(io, metadata, ManifestContent::Data, files, sequence)
             .await
     }
 
@@ -135,7 +151,7 @@ impl SnapshotProducer {
         metadata: &TableMetadata,
         files: &[(i32, DataFile)],
     ) -> Result<Vec<ManifestFile>> {
-        self.write_added_as(io, metadata, ManifestContent::Deletes, files)
+        self.write_added_as(io, metadata, ManifestContent::Deletes, files, None)
             .await
     }
 
@@ -145,13 +161,14 @@ impl SnapshotProducer {
         metadata: &TableMetadata,
         content: ManifestContent,
         files: &[(i32, DataFile)],
+        data_sequence_number: Option<i64>,
     ) -> Result<Vec<ManifestFile>> {
         let mut by_spec: BTreeMap<i32, Vec<ManifestEntry>> = BTreeMap::new();
         for (spec_id, file) in files {
             by_spec.entry(*spec_id).or_default().push(ManifestEntry {
                 status: ManifestStatus::Added,
                 snapshot_id: Some(self.snapshot_id),
-                sequence_number: None,
+                sequence_number: data_sequence_number,
                 file_sequence_number: None,
                 data_file: file.clone(),
             });
@@ -185,9 +202,13 @@ impl SnapshotProducer {
             .map(|mut m| {
                 m.sequence_number = sequence_number;
                 if m.added_files_count.unwrap_or(0) > 0 {
-                    m.min_sequence_number = match m.existing_files_count.unwrap_or(0) {
-                        0 => sequence_number,
-                        _ => m.min_sequence_number.min(sequence_number),
+                    // Entries with explicit sequence numbers (kept EXISTING ones, a rewrite's
+                    // ADDED ones) gave the manifest its minimum; inherited ones are this one.
+                    let explicit =
+                        m.existing_files_count.unwrap_or(0) > 0 || m.min_sequence_number > 0;
+                    m.min_sequence_number = match explicit {
+                        true => m.min_sequence_number.min(sequence_number),
+                        false => sequence_number,
                     };
                 }
                 m

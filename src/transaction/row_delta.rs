@@ -17,7 +17,9 @@
 //! - a data file the change removes or adds deletes for was removed (compaction, another
 //!   DELETE);
 //! - a delete file was added that may apply to a data file the change reads (its rows would
-//!   be lost by a rewrite, or deleted twice);
+//!   be lost by a rewrite, or deleted twice), except equality deletes when the added files
+//!   keep the base's data sequence number ([`RowDelta::with_data_sequence_number`]: those
+//!   deletes apply to them too);
 //! - under `serializable` isolation, a data file was added whose rows may match the change's
 //!   condition ([`RowDelta::conflict_filter`]; without one, any added data file): the change
 //!   would not have seen them. `snapshot` isolation allows those.
@@ -97,6 +99,8 @@ pub struct RowDelta {
     filter: Option<Predicate>,
     touched: HashMap<String, Touched>,
     operation: Option<Operation>,
+    /// The data sequence number the added data files keep (a rewrite's), if not inherited.
+    data_sequence_number: Option<i64>,
     summary_properties: BTreeMap<String, String>,
     staged: Option<Vec<ManifestFile>>,
     rewrites: HashMap<String, Rewrite>,
@@ -119,6 +123,7 @@ impl RowDelta {
             filter: None,
             touched: HashMap::new(),
             operation: None,
+            data_sequence_number: None,
             summary_properties: BTreeMap::new(),
             staged: None,
             rewrites: HashMap::new(),
@@ -190,6 +195,15 @@ impl RowDelta {
     /// only data files are added).
     pub fn operation(mut self, operation: Operation) -> Self {
         self.operation = Some(operation);
+        self
+    }
+
+    /// Gives the added data files the data sequence number `sequence_number` (that of the
+    /// base snapshot, whose rows they copy) instead of the new snapshot's: equality deletes
+    /// committed concurrently then still apply to them, so those no longer conflict (Java's
+    /// `RewriteFiles.dataSequenceNumber`, what compaction commits).
+    pub fn with_data_sequence_number(mut self, sequence_number: i64) -> Self {
+        self.data_sequence_number = Some(sequence_number);
         self
     }
 
@@ -325,6 +339,8 @@ impl RowDelta {
                                 ));
                             }
                         }
+                        (ManifestStatus::Added, DataContentType::EqualityDeletes)
+                            if self.data_sequence_number.is_some() => {}
                         (ManifestStatus::Added, DataContentType::PositionDeletes)
                         | (ManifestStatus::Added, DataContentType::EqualityDeletes) => {
                             if let Some(target) = self.applies_to_touched(
@@ -514,10 +530,21 @@ impl Action for RowDelta {
 
     async fn stage(&mut self, context: &CommitContext<'_>, base: &TableMetadata) -> Result<()> {
         if self.staged.is_none() {
-            let mut written = self
-                .producer
-                .write_added(context.io, base, &self.added_data)
-                .await?;
+            let mut written = match self.data_sequence_number {
+                Some(sequence) => {
+                    let files = &self.added_data;
+                    let producer = &mut self.producer;
+                    producer
+                        .write_added_at(context.io, base, files, sequence)
+                        .await?
+                }
+                None => {
+                    let producer = &mut self.producer;
+                    producer
+                        .write_added(context.io, base, &self.added_data)
+                        .await?
+                }
+            };
             written.extend(
                 self.producer
                     .write_added_deletes(context.io, base, &self.added_deletes)

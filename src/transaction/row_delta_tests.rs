@@ -220,3 +220,95 @@ async fn a_file_removed_concurrently_or_a_delete_added_for_it_conflicts() {
         .unwrap();
     assert_eq!(summary.get("added-delete-files"), Some("1"));
 }
+
+/// A rewrite that keeps the base's data sequence number (compaction): an equality delete
+/// committed meanwhile does not conflict, and applies to the rewritten file by sequence
+/// number; a position delete for a rewritten file still conflicts. Without the sequence
+/// number the equality delete conflicts too (its rows would otherwise come back).
+#[tokio::test]
+async fn a_rewrite_keeping_the_base_sequence_number_tolerates_equality_deletes_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let io = FileIO::default();
+    let (spec, a) = data_file(&location, &[1, 2, 3]);
+    let base = append_dir(&io, &location, vec![(spec, a.clone())]).await;
+    let base_sequence = base.metadata().current_snapshot().unwrap().sequence_number;
+    let mut equality = DataFile::new(
+        DataContentType::EqualityDeletes,
+        format!("{location}/data/eq.parquet"),
+        FileFormat::Parquet,
+        1,
+        10,
+    );
+    equality.equality_ids = Some(vec![1]);
+    delta_commit(
+        &io,
+        &location,
+        RowDelta::new(head(&base)).add_delete_files([(spec, equality.clone())]),
+    )
+    .await
+    .unwrap();
+    let rewrite = |seq: Option<i64>| {
+        let (_, rewritten) = data_file(&location, &[1, 2, 3]);
+        let mut delta = RowDelta::new(head(&base))
+            .operation(Operation::Replace)
+            .isolation(Isolation::Snapshot)
+            .remove_data_file(spec, &a)
+            .add_data_files([(spec, rewritten.clone())]);
+        if let Some(seq) = seq {
+            delta = delta.with_data_sequence_number(seq);
+        }
+        (delta, rewritten)
+    };
+    let (without, _) = rewrite(None);
+    let err = delta_commit(&io, &location, without).await.unwrap_err();
+    assert!(err.to_string().contains("added delete file"), "{err}");
+
+    let (with, rewritten) = rewrite(Some(base_sequence));
+    let table = delta_commit(&io, &location, with).await.unwrap();
+    let snapshot = table.metadata().current_snapshot().unwrap();
+    let tasks = crate::scan::plan_files(&io, table.metadata(), snapshot)
+        .await
+        .unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].data_file.file_path, rewritten.file_path);
+    assert_eq!(tasks[0].data_sequence_number, base_sequence);
+    let applied: Vec<&str> = tasks[0]
+        .deletes
+        .iter()
+        .map(|d| d.file.file_path.as_str())
+        .collect();
+    assert_eq!(applied, vec![equality.file_path.as_str()]);
+
+    // A position delete for a file being rewritten conflicts even so.
+    let (_, b) = data_file(&location, &[7]);
+    let base = append_dir(&io, &location, vec![(spec, b.clone())]).await;
+    let mut positions = DataFile::new(
+        DataContentType::PositionDeletes,
+        format!("{location}/data/pos.parquet"),
+        FileFormat::Parquet,
+        1,
+        10,
+    );
+    positions.referenced_data_file = Some(b.file_path.clone());
+    delta_commit(
+        &io,
+        &location,
+        RowDelta::new(head(&base)).add_delete_files([(spec, positions)]),
+    )
+    .await
+    .unwrap();
+    let sequence = base.metadata().current_snapshot().unwrap().sequence_number;
+    let err = delta_commit(
+        &io,
+        &location,
+        RowDelta::new(head(&base))
+            .operation(Operation::Replace)
+            .isolation(Isolation::Snapshot)
+            .with_data_sequence_number(sequence)
+            .remove_data_file(spec, &b),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("added delete file"), "{err}");
+}

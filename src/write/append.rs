@@ -183,6 +183,12 @@ impl AppendWriter {
         self
     }
 
+    /// Rolls files at `bytes` instead of the table's `write.target-file-size-bytes`.
+    pub fn with_target_file_size(mut self, bytes: u64) -> Self {
+        self.target_size = bytes.max(1);
+        self
+    }
+
     /// Keeps at most `n` (at least 1) files open at once (see the type's docs).
     pub fn with_max_open_files(mut self, n: usize) -> Self {
         self.max_open = n.max(1);

@@ -20,13 +20,13 @@ use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
-use datafusion::physical_expr::{LexRequirement, PhysicalSortRequirement};
+use datafusion::physical_expr::{LexOrdering, LexRequirement, PhysicalSortExpr};
 use datafusion::prelude::{Column, get_field};
 
 use super::fanout::literal_at;
 use crate::error::{Error, Result};
 use crate::spec::sort::{NullOrder, SortDirection};
-use crate::spec::{Literal, PrimitiveType, Schema, TableMetadata, Transform, Type};
+use crate::spec::{Literal, PrimitiveType, Schema, SortOrder, TableMetadata, Transform, Type};
 use crate::to_arrow::{literal_to_scalar, primitive_to_arrow};
 
 /// One key of the write order: a transform of a source column.
@@ -48,6 +48,19 @@ pub fn write_ordering(
     let Some(order) = metadata.default_sort_order().filter(|o| !o.is_unsorted()) else {
         return Ok(None);
     };
+    let ordering = LexOrdering::new(sort_exprs(session, metadata, order, input)?);
+    Ok(ordering.map(|o| (LexRequirement::from(o), order.order_id)))
+}
+
+/// The sort expressions over `input` (the table's columns by name) that put rows in the
+/// order writes of `metadata`'s table use with the sort order `order`: the default spec's
+/// partition fields, then `order`'s fields (those not already among them).
+pub(crate) fn sort_exprs(
+    session: &dyn Session,
+    metadata: &TableMetadata,
+    order: &SortOrder,
+    input: &SchemaRef,
+) -> Result<Vec<PhysicalSortExpr>> {
     let spec = metadata.default_partition_spec().ok_or_else(|| {
         Error::corrupt(
             metadata.location.clone(),
@@ -86,13 +99,13 @@ pub fn write_ordering(
     }
     let schema = metadata.current_schema();
     let df_schema = DFSchema::try_from(Arc::clone(input))?;
-    let mut requirements = Vec::with_capacity(keys.len());
+    let mut exprs = Vec::with_capacity(keys.len());
     for key in keys {
         let expr = key_expr(schema, &key)?;
         let physical = session.create_physical_expr(expr, &df_schema)?;
-        requirements.push(PhysicalSortRequirement::new(physical, Some(key.options)));
+        exprs.push(PhysicalSortExpr::new(physical, key.options));
     }
-    Ok(LexRequirement::new(requirements).map(|r| (r, order.order_id)))
+    Ok(exprs)
 }
 
 /// The key's value as an expression over the table's columns.
