@@ -8,6 +8,7 @@
 
 mod bad_input;
 mod catalogs;
+mod compaction_concurrency;
 mod corruption;
 mod dml_concurrency;
 mod expire;
