@@ -28,17 +28,17 @@ const UNREADABLE_SNAPSHOTS: &[(&str, i64)] =
     &[("duckdb_equality_deletes/mytable", 7342794868382145167)];
 
 #[derive(Debug, Deserialize)]
-struct TableAnswers {
-    latest_metadata_file: String,
-    relocate: Vec<(String, String)>,
-    scans: Vec<ScanAnswer>,
+pub struct TableAnswers {
+    pub latest_metadata_file: String,
+    pub relocate: Vec<(String, String)>,
+    pub scans: Vec<ScanAnswer>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-struct ScanAnswer {
-    snapshot_id: i64,
-    which: String,
-    row_count: i64,
+pub struct ScanAnswer {
+    pub snapshot_id: i64,
+    pub which: String,
+    pub row_count: i64,
     columns: Vec<(String, String)>,
     rows_sorted: Option<Vec<Vec<Value>>>,
     aggregates: Option<Map<String, Value>>,
@@ -46,7 +46,7 @@ struct ScanAnswer {
 
 /// What a snapshot must do.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Expectation {
+pub enum Expectation {
     Answers,
     /// Either the answers or an error mentioning the keyword.
     AnswersOrRefusal(&'static str),
@@ -102,8 +102,22 @@ async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Repo
         .map(|(old, new)| (old.clone(), root.join(&format!("external/{new}"))))
         .collect();
     let base = TableSpec::current(metadata_path.to_string_lossy().into_owned(), relocations);
-    for scan in table.scans {
-        match has_row_level_deletes(key, &metadata, scan.snapshot_id) {
+    report.absorb(check_scans(key, &metadata, &base, table.scans).await);
+    report
+}
+
+/// Every answer of `scans` on the table `base` opens (`metadata`: the metadata JSON the
+/// answers were computed on): the current answer as the table is, every snapshot by id and
+/// time, and the snapshots that must fail.
+pub async fn check_scans(
+    key: &str,
+    metadata: &Value,
+    base: &TableSpec,
+    scans: Vec<ScanAnswer>,
+) -> Report {
+    let mut report = Report::new("external");
+    for scan in scans {
+        match has_row_level_deletes(key, metadata, scan.snapshot_id) {
             Ok(true) => report.delete_snapshots += 1,
             Ok(false) => {}
             Err(e) => {
@@ -120,7 +134,7 @@ async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Repo
             false => SnapshotSelector::SnapshotId(scan.snapshot_id),
         };
         let spec = base.at(selector, Via::Options);
-        report.absorb(check_time_travel(key, &metadata, &base, &scan, expectation).await);
+        report.absorb(check_time_travel(key, metadata, base, &scan, expectation).await);
         report.absorb(check_scan_isolated(key.to_string(), spec, scan, expectation).await);
     }
     for (_, snapshot_id) in UNREADABLE_SNAPSHOTS.iter().filter(|(k, _)| *k == key) {
@@ -135,7 +149,7 @@ async fn check_table(root: &FixtureRoot, key: &str, table: TableAnswers) -> Repo
 /// The same answers, reached by `VERSION AS OF` (and `with_snapshot_id` for answers of the
 /// current snapshot) and by a timestamp at which the snapshot was current, through the Rust
 /// option and `TIMESTAMP AS OF`.
-async fn check_time_travel(
+pub async fn check_time_travel(
     key: &str,
     metadata: &Value,
     base: &TableSpec,
@@ -215,7 +229,7 @@ async fn check_form(
 
 /// Decides from the fixture's README notes (not through icefloe) what the table's snapshots
 /// must do.
-fn expectation(key: &str) -> Expectation {
+pub fn expectation(key: &str) -> Expectation {
     let refusal = UNSUPPORTED_TYPE_TABLES
         .iter()
         .find(|(table, _)| *table == key);
@@ -258,7 +272,7 @@ pub fn has_row_level_deletes(
         .ok_or_else(|| format!("snapshot {snapshot_id} has no delete totals and no README entry"))
 }
 
-async fn check_scan_isolated(
+pub async fn check_scan_isolated(
     key: String,
     spec: TableSpec,
     scan: ScanAnswer,

@@ -8,6 +8,7 @@
 
 mod bad_input;
 mod catalogs;
+mod compaction;
 mod compaction_concurrency;
 mod corruption;
 mod dml_concurrency;
@@ -78,5 +79,21 @@ async fn external_metadata_tables_hold_invariants() {
 async fn expired_fixture_tables_keep_their_answers() {
     let root = FixtureRoot::from_env();
     let report = expire::check_all(&root).await;
+    report.finish(&root);
+}
+
+/// Every fixture table, compacted with `rewrite-all`, keeps its answers at every snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_tables_compacted_with_rewrite_all_keep_their_answers() {
+    let root = FixtureRoot::from_env();
+    let report = compaction::check_all(&root, compaction::Run::RewriteAll).await;
+    report.finish(&root);
+}
+
+/// Every fixture table, compacted with Java's default options, keeps its answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_tables_compacted_with_default_options_keep_their_answers() {
+    let root = FixtureRoot::from_env();
+    let report = compaction::check_all(&root, compaction::Run::Defaults).await;
     report.finish(&root);
 }
