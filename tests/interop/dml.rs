@@ -21,7 +21,8 @@ struct Case {
     clauses: &'static str,
 }
 
-const COLUMNS: &str = "id BIGINT NOT NULL, name VARCHAR, region VARCHAR, d DATE, amount DOUBLE";
+pub(super) const COLUMNS: &str =
+    "id BIGINT NOT NULL, name VARCHAR, region VARCHAR, d DATE, amount DOUBLE";
 
 const CASES: [Case; 7] = [
     Case {
@@ -60,7 +61,7 @@ const CASES: [Case; 7] = [
 ];
 
 /// `INSERT INTO {t} VALUES ...` of rows `ids`, with NULLs in every nullable column.
-fn insert(ids: std::ops::RangeInclusive<i64>) -> String {
+pub(super) fn insert(ids: std::ops::RangeInclusive<i64>) -> String {
     let rows: Vec<String> = ids
         .map(|id| {
             let name = match id % 11 {
@@ -80,7 +81,7 @@ fn insert(ids: std::ops::RangeInclusive<i64>) -> String {
 }
 
 /// The statements every table goes through, in both engines.
-fn statements() -> Vec<String> {
+pub(super) fn statements() -> Vec<String> {
     let mut all = vec![insert(1..=40), insert(41..=60)];
     all.extend(
         [

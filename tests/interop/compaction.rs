@@ -1,0 +1,118 @@
+//! Compacted tables read by other engines (issue 20, item 4): icefloe runs the row-level
+//! statements of `dml.rs` on tables of several kinds (partitioned copy-on-write, v2 position
+//! deletes, v3 deletion vectors, v3 with row lineage), compacts them (`rewrite-all`,
+//! `remove-dangling-deletes`), and then PyIceberg (through the SQLite catalog), DuckDB's
+//! iceberg extension (the new metadata file) and icefloe must read the rows DuckDB leaves when
+//! it runs the same statements on native tables (`dml.py check`). The v3 table's rows keep
+//! their `_row_id` and `_last_updated_sequence_number` through the compaction, as derived
+//! from the metadata by PyIceberg, DuckDB's avro reader and pyarrow (`dml.py lineage`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use icefloe::WriteTarget;
+use icefloe::maintenance::{RewriteDataFiles, rewrite_data_files};
+use serde_json::json;
+
+use super::dml::{COLUMNS, statements};
+use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
+
+/// (table, `PARTITION BY ... TBLPROPERTIES ...`, whether its changes leave delete files).
+const CASES: [(&str, &str, bool); 4] = [
+    ("db.parted", "PARTITION BY (region, day(d))", false),
+    (
+        "db.positions",
+        "PARTITION BY (region) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', \
+         'write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read')",
+        true,
+    ),
+    (
+        "db.vectors",
+        "PARTITION BY (day(d)) TBLPROPERTIES ('format-version' = '3', \
+         'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', \
+         'write.merge.mode' = 'merge-on-read')",
+        true,
+    ),
+    (
+        "db.lineage",
+        "PARTITION BY (region) TBLPROPERTIES ('format-version' = '3')",
+        false,
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compacted_tables_read_the_same_in_pyiceberg_and_duckdb() {
+    let Some(python) = python("compacted_tables_read_the_same_in_pyiceberg_and_duckdb") else {
+        return;
+    };
+    let Warehouse {
+        dir,
+        path: warehouse,
+        ctx,
+        catalog,
+    } = warehouse("compaction").await;
+    let options = RewriteDataFiles::new()
+        .with_option("rewrite-all", "true")
+        .and_then(|o| o.with_option("remove-dangling-deletes", "true"))
+        .unwrap();
+    let mut tables = Vec::new();
+    let mut lineage = Vec::new();
+    for (name, clauses, deletes) in CASES {
+        run(&ctx, &format!("CREATE TABLE {name} ({COLUMNS}) {clauses}")).await;
+        let statements = statements();
+        for statement in &statements {
+            run(&ctx, &statement.replace("{t}", name)).await;
+        }
+        let (namespace, short) = name.split_once('.').unwrap();
+        let before = catalog.load_table(namespace, short).await.unwrap();
+        let target = WriteTarget::sqlite(Arc::clone(&catalog), namespace, short).unwrap();
+        let done = rewrite_data_files(&target, &options)
+            .await
+            .unwrap_or_else(|e| panic!("compacting {name}: {e}"));
+        assert!(
+            done.added_data_files < done.rewritten_data_files,
+            "{name}: {done:?}"
+        );
+        assert_eq!(
+            deletes,
+            done.removed_delete_files > 0,
+            "{name}: delete files removed: {done:?}"
+        );
+        let after = catalog.load_table(namespace, short).await.unwrap();
+        let rows = dir.path().join(format!("{name}.arrow"));
+        dump(&ctx, &format!("SELECT * FROM {name}"), &rows).await;
+        tables.push(json!({
+            "name": name,
+            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
+            "statements": statements,
+            "metadata_location": after.metadata_location(),
+            "icefloe_rows": rows,
+        }));
+        if name == "db.lineage" {
+            lineage = vec![
+                json!({"statement": "before compaction", "metadata": before.metadata_location()}),
+                json!({"statement": "compaction", "metadata": after.metadata_location()}),
+            ];
+        }
+    }
+    std::fs::write(
+        dir.path().join("dml.json"),
+        serde_json::to_vec_pretty(&json!({ "tables": tables })).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("lineage.json"),
+        serde_json::to_vec_pretty(&json!({ "versions": lineage })).unwrap(),
+    )
+    .unwrap();
+    let script = Path::new("dml.py");
+    assert!(
+        interop_py_script(&python, script, &["check", &warehouse]),
+        "PyIceberg, DuckDB or icefloe read a compacted table differently from DuckDB's native \
+         answer (output above)"
+    );
+    assert!(
+        interop_py_script(&python, script, &["lineage", &warehouse]),
+        "row lineage changed through the compaction (output above)"
+    );
+}
