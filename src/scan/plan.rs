@@ -74,8 +74,17 @@ pub async fn plan_files(
     Ok(plan_scan(io, metadata, snapshot, &pruner).await?.tasks)
 }
 
+/// Whether a manifest may hold live (ADDED or EXISTING) entries: unless both counts are
+/// known to be 0 (they are optional in v1 manifest lists).
+fn may_hold_live_files(manifest: &ManifestFile) -> bool {
+    let none = |count: Option<i32>| count == Some(0);
+    !(none(manifest.added_files_count) && none(manifest.existing_files_count))
+}
+
 /// [`plan_files`], skipping what `pruner` proves cannot match: manifests by their partition
 /// summaries before they are read, then files by their partition tuple and column metrics.
+/// Manifests whose counts say they hold no live file (only DELETED entries, as a compaction
+/// leaves them) are skipped unread too, as Java's `ManifestGroup` does, and counted as pruned.
 pub(crate) async fn plan_scan(
     io: &FileIO,
     metadata: &TableMetadata,
@@ -88,7 +97,7 @@ pub(crate) async fn plan_scan(
     stats.manifests_total = manifests.len();
     let kept: Vec<ManifestFile> = manifests
         .iter()
-        .filter(|m| pruner.manifest_may_match(m))
+        .filter(|m| may_hold_live_files(m) && pruner.manifest_may_match(m))
         .cloned()
         .collect();
     stats.manifests_pruned = stats.manifests_total - kept.len();

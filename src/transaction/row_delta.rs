@@ -5,8 +5,11 @@
 //!
 //! Manifests of the branch head that hold a removed file are rewritten with that file's entry
 //! DELETED (by the new snapshot) and every other live entry EXISTING (sequence numbers kept);
-//! the others are listed as they are. A rewrite depends only on the manifest (files never
-//! change), so an attempt after a lost race reuses the rewrites of manifests still listed.
+//! the others are listed as they are. Manifests whose every live file is removed are not
+//! rewritten one by one: their DELETED entries go into one manifest per spec and content (a
+//! compaction of many one-file commits removes thousands of such manifests; Java's manifest
+//! merge leaves it one too). A rewrite depends only on the manifest (files never change), so
+//! an attempt after a lost race reuses the rewrites of manifests still listed.
 //!
 //! # Conflicts (Iceberg Java's `validate*` checks of `OverwriteFiles` and `RowDelta`)
 //!
@@ -80,9 +83,13 @@ struct Touched {
 /// A manifest of the branch head rewritten without the removed files, and what it removed.
 #[derive(Debug, Clone)]
 struct Rewrite {
-    /// `None`: the manifest holds no removed file and is listed as it is.
+    /// `None`: the manifest holds no removed file and is listed as it is, or only removed
+    /// files (see `deleted`).
     manifest: Option<ManifestFile>,
     removed: Vec<(i32, DataFile)>,
+    /// Every live file of the manifest removed: its entries DELETED, to be written with those
+    /// of the other such manifests of its spec and content.
+    deleted: Vec<ManifestEntry>,
 }
 
 /// Removes data and delete files and adds others, as one snapshot of a branch (see the module
@@ -106,6 +113,9 @@ pub struct RowDelta {
     rewrites: HashMap<String, Rewrite>,
     /// The source manifests the last attempt rewrote.
     last_rewritten: HashSet<String>,
+    /// The manifests of DELETED entries every attempt wrote, and those of the last one.
+    combined: Vec<String>,
+    last_combined: HashSet<String>,
 }
 
 impl RowDelta {
@@ -128,6 +138,8 @@ impl RowDelta {
             staged: None,
             rewrites: HashMap::new(),
             last_rewritten: HashSet::new(),
+            combined: Vec::new(),
+            last_combined: HashSet::new(),
         }
     }
 
@@ -431,19 +443,44 @@ impl RowDelta {
         let mut kept = Vec::with_capacity(listed.len());
         let mut rewritten_manifests = Vec::new();
         let mut removed = Vec::new();
+        let mut deleted: BTreeMap<(i32, u8), (ManifestContent, Vec<ManifestEntry>)> =
+            BTreeMap::new();
         self.last_rewritten.clear();
         for manifest in listed {
             match self.rewrites.get(&manifest.manifest_path) {
                 Some(Rewrite {
                     manifest: Some(rewritten),
                     removed: files,
+                    ..
                 }) => {
                     self.last_rewritten.insert(manifest.manifest_path.clone());
                     rewritten_manifests.push(rewritten.clone());
                     removed.extend(files.iter().cloned());
                 }
+                Some(Rewrite {
+                    manifest: None,
+                    removed: files,
+                    deleted: entries,
+                }) if !entries.is_empty() => {
+                    let key = (manifest.partition_spec_id, manifest.content as u8);
+                    let group = deleted
+                        .entry(key)
+                        .or_insert_with(|| (manifest.content, Vec::new()));
+                    group.1.extend(entries.iter().cloned());
+                    removed.extend(files.iter().cloned());
+                }
                 _ => kept.push(manifest.clone()),
             }
+        }
+        self.last_combined.clear();
+        for ((spec_id, _), (content, entries)) in deleted {
+            let written = self
+                .producer
+                .write_manifest(context.io, current, spec_id, content, &entries)
+                .await?;
+            self.combined.push(written.manifest_path.clone());
+            self.last_combined.insert(written.manifest_path.clone());
+            rewritten_manifests.push(written);
         }
         Ok((kept, rewritten_manifests, removed))
     }
@@ -459,7 +496,8 @@ fn removal_key(content: ManifestContent, file: &DataFile) -> String {
 }
 
 /// `entries` (of `manifest`) without the files in `removal`, written by `producer`: no
-/// manifest when it holds none.
+/// manifest when it holds none, and none either when it holds only removed files (their
+/// DELETED entries are returned, to be written with others).
 async fn rewrite_manifest(
     producer: &mut SnapshotProducer,
     removal: &HashSet<String>,
@@ -474,8 +512,13 @@ async fn rewrite_manifest(
         return Ok(Rewrite {
             manifest: None,
             removed: Vec::new(),
+            deleted: Vec::new(),
         });
     }
+    let only_removed = entries
+        .iter()
+        .filter(|e| e.is_alive())
+        .all(|e| removal.contains(&key(&e.data_file)));
     let snapshot_id = producer.snapshot_id();
     let mut removed = Vec::new();
     let rewritten: Vec<ManifestEntry> = entries
@@ -492,6 +535,13 @@ async fn rewrite_manifest(
             e
         })
         .collect();
+    if only_removed {
+        return Ok(Rewrite {
+            manifest: None,
+            removed,
+            deleted: rewritten,
+        });
+    }
     let written = producer
         .write_manifest(
             context.io,
@@ -504,6 +554,7 @@ async fn rewrite_manifest(
     Ok(Rewrite {
         manifest: Some(written),
         removed,
+        deleted: Vec::new(),
     })
 }
 
@@ -627,6 +678,12 @@ impl Action for RowDelta {
                 .iter()
                 .filter(|(source, _)| !self.last_rewritten.contains(*source))
                 .filter_map(|(_, r)| r.manifest.as_ref().map(|m| m.manifest_path.clone())),
+        );
+        superseded.extend(
+            self.combined
+                .iter()
+                .filter(|path| !self.last_combined.contains(*path))
+                .cloned(),
         );
         superseded
     }

@@ -6,7 +6,7 @@ use super::*;
 use crate::expr::Predicate;
 use crate::expr::predicate::{BinaryOp, Reference};
 use crate::io::FileIO;
-use crate::spec::{DataContentType, FileFormat};
+use crate::spec::{DataContentType, FileFormat, Manifest};
 use crate::table::Table;
 use crate::transaction::WriteTarget;
 
@@ -311,4 +311,77 @@ async fn a_rewrite_keeping_the_base_sequence_number_tolerates_equality_deletes_o
     .await
     .unwrap_err();
     assert!(err.to_string().contains("added delete file"), "{err}");
+}
+
+/// Manifests whose every live file is removed are not rewritten one by one: their DELETED
+/// entries go into one manifest (a compaction of many one-file commits); a manifest keeping a
+/// file is rewritten as before. A scan skips the DELETED-only manifest unread.
+#[tokio::test]
+async fn manifests_losing_every_file_become_one_manifest_of_deleted_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = new_table(dir.path());
+    let io = FileIO::default();
+    let (spec, a) = data_file(&location, &[1]);
+    let (_, b) = data_file(&location, &[2]);
+    let (_, c) = data_file(&location, &[3]);
+    let (_, d) = data_file(&location, &[4]);
+    append_dir(&io, &location, vec![(spec, a.clone())]).await;
+    append_dir(&io, &location, vec![(spec, b.clone())]).await;
+    let base = append_dir(&io, &location, vec![(spec, c.clone()), (spec, d.clone())]).await;
+    let (_, compacted) = data_file(&location, &[1, 2, 3]);
+    let delta = RowDelta::new(head(&base))
+        .operation(Operation::Replace)
+        .remove_data_file(spec, &a)
+        .remove_data_file(spec, &b)
+        .remove_data_file(spec, &c)
+        .add_data_files([(spec, compacted.clone())]);
+    let table = delta_commit(&io, &location, delta).await.unwrap();
+    assert_eq!(count_and_sum(&location).await, (4, 10));
+    let snapshot = table.metadata().current_snapshot().unwrap();
+    let listed = read_manifest_list(&io, table.metadata(), snapshot)
+        .await
+        .unwrap();
+    // The added file, c's manifest rewritten keeping d, and one manifest of a's and b's entries.
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    let manifests = read_manifests(&io, table.metadata(), &listed)
+        .await
+        .unwrap();
+    let statuses = |m: &Manifest| {
+        let mut s: Vec<(ManifestStatus, String)> = m
+            .entries
+            .iter()
+            .map(|e| (e.status, e.data_file.file_path.clone()))
+            .collect();
+        s.sort_by(|x, y| x.1.cmp(&y.1));
+        s
+    };
+    let deleted_only = listed
+        .iter()
+        .zip(manifests.iter())
+        .find(|(m, _)| m.added_files_count == Some(0) && m.existing_files_count == Some(0))
+        .expect("a manifest of DELETED entries");
+    let mut expected = vec![
+        (ManifestStatus::Deleted, a.file_path.clone()),
+        (ManifestStatus::Deleted, b.file_path.clone()),
+    ];
+    expected.sort_by(|x, y| x.1.cmp(&y.1));
+    assert_eq!(statuses(deleted_only.1), expected);
+    assert_eq!(deleted_only.0.deleted_files_count, Some(2));
+    let summary = snapshot.summary.as_ref().unwrap();
+    assert_eq!(summary.get("deleted-data-files"), Some("3"));
+    let pruner = Pruner::none(table.metadata());
+    let plan = crate::scan::plan::plan_scan(&io, table.metadata(), snapshot, &pruner)
+        .await
+        .unwrap();
+    assert_eq!(plan.stats.manifests_total, 3);
+    assert_eq!(plan.stats.manifests_pruned, 1, "the DELETED-only manifest");
+    let mut live: Vec<String> = plan
+        .tasks
+        .iter()
+        .map(|t| t.data_file.file_path.clone())
+        .collect();
+    live.sort();
+    let mut want = vec![compacted.file_path.clone(), d.file_path.clone()];
+    want.sort();
+    assert_eq!(live, want);
 }
