@@ -5,7 +5,7 @@
 //! commit `i`'s rows all fall on day `2024-01-01 + i`). Every snapshot's manifest list lists
 //! all the manifests so far. Data files carry partition values, value/null counts and
 //! lower/upper bounds, so both pruning stages can work. Used by the planning and commit
-//! benches.
+//! benches; the compaction bench uses another [`Layout`] (bigger files, many commits a day).
 
 // Each bench uses some of these.
 #![allow(dead_code)]
@@ -89,12 +89,44 @@ fn empty_metadata(location: &str) -> TableMetadata {
     TableMetadata::parse(json.to_string().as_bytes()).expect("template metadata")
 }
 
+/// The shape of the generated table: rows in each commit's file, commits falling on one day.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub rows_per_file: i64,
+    pub commits_per_day: i64,
+}
+
+impl Default for Layout {
+    /// [`ROWS_PER_FILE`] rows a commit, a day each.
+    fn default() -> Self {
+        Self {
+            rows_per_file: ROWS_PER_FILE,
+            commits_per_day: 1,
+        }
+    }
+}
+
+impl Layout {
+    fn first_id(&self, commit: i64) -> i64 {
+        commit * self.rows_per_file
+    }
+
+    fn day_of(&self, commit: i64) -> i32 {
+        FIRST_DAY + (commit / self.commits_per_day) as i32
+    }
+
+    /// Rows are this far apart (one a minute while a day holds them).
+    fn row_step_micros(&self) -> i64 {
+        (MICROS_PER_DAY / self.rows_per_file.max(1)).min(60_000_000)
+    }
+}
+
 pub fn first_id(commit: i64) -> i64 {
-    commit * ROWS_PER_FILE
+    Layout::default().first_id(commit)
 }
 
 pub fn day_of(commit: i64) -> i32 {
-    FIRST_DAY + commit as i32
+    Layout::default().day_of(commit)
 }
 
 fn category(row: i64) -> &'static str {
@@ -103,14 +135,15 @@ fn category(row: i64) -> &'static str {
 
 /// Writes commit `i`'s Parquet file; returns its path and data file entry (partition, counts,
 /// bounds).
-fn write_data_file(location: &str, commit: i64) -> DataFile {
+fn write_data_file(location: &str, commit: i64, layout: Layout) -> DataFile {
+    let rows = layout.rows_per_file;
     let arrow_schema = Arc::new(schema_to_arrow(&schema()).expect("arrow schema"));
-    let ids: Vec<i64> = (0..ROWS_PER_FILE).map(|r| first_id(commit) + r).collect();
-    let categories: Vec<&str> = (0..ROWS_PER_FILE).map(category).collect();
-    let day_start = i64::from(day_of(commit)) * MICROS_PER_DAY;
-    // One row a minute from 00:00, so every row is on the commit's day.
-    let ts: Vec<i64> = (0..ROWS_PER_FILE)
-        .map(|r| day_start + r * 60_000_000)
+    let ids: Vec<i64> = (0..rows).map(|r| layout.first_id(commit) + r).collect();
+    let categories: Vec<&str> = (0..rows).map(category).collect();
+    let day_start = i64::from(layout.day_of(commit)) * MICROS_PER_DAY;
+    // From 00:00, every row on the commit's day.
+    let ts: Vec<i64> = (0..rows)
+        .map(|r| day_start + r * layout.row_step_micros())
         .collect();
     let columns: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from(ids.clone())),
@@ -125,17 +158,9 @@ fn write_data_file(location: &str, commit: i64) -> DataFile {
     writer.close().expect("close parquet");
     let size = std::fs::metadata(&path).expect("stat").len() as i64;
 
-    let mut data_file = DataFile::new(
-        DataContentType::Data,
-        path,
-        FileFormat::Parquet,
-        ROWS_PER_FILE,
-        size,
-    );
-    data_file.partition = vec![Some(Literal::Date(day_of(commit)))];
-    let counts: HashMap<i32, i64> = [(1, ROWS_PER_FILE), (2, ROWS_PER_FILE), (3, ROWS_PER_FILE)]
-        .into_iter()
-        .collect();
+    let mut data_file = DataFile::new(DataContentType::Data, path, FileFormat::Parquet, rows, size);
+    data_file.partition = vec![Some(Literal::Date(layout.day_of(commit)))];
+    let counts: HashMap<i32, i64> = [(1, rows), (2, rows), (3, rows)].into_iter().collect();
     data_file.value_counts = counts;
     data_file.null_value_counts = [(1, 0), (2, 0), (3, 0)].into_iter().collect();
     let min_category = categories.iter().min().expect("rows").to_string();
@@ -162,10 +187,15 @@ fn write_data_file(location: &str, commit: i64) -> DataFile {
 }
 
 /// Writes commit `i`'s data file and manifest; returns its manifest-list entry.
-fn write_commit(metadata: &TableMetadata, location: &str, commit: i64) -> ManifestFile {
+fn write_commit(
+    metadata: &TableMetadata,
+    location: &str,
+    commit: i64,
+    layout: Layout,
+) -> ManifestFile {
     let snapshot_id = FIRST_SNAPSHOT_ID + commit;
     let sequence_number = commit + 1;
-    let data_file = write_data_file(location, commit);
+    let data_file = write_data_file(location, commit, layout);
     let partition = data_file.partition.clone();
     let entry = ManifestEntry {
         status: ManifestStatus::Added,
@@ -193,7 +223,7 @@ fn write_commit(metadata: &TableMetadata, location: &str, commit: i64) -> Manife
     manifest.added_files_count = Some(1);
     manifest.existing_files_count = Some(0);
     manifest.deleted_files_count = Some(0);
-    manifest.added_rows_count = Some(ROWS_PER_FILE);
+    manifest.added_rows_count = Some(layout.rows_per_file);
     manifest.existing_rows_count = Some(0);
     manifest.deleted_rows_count = Some(0);
     manifest.partitions = Some(summarize(&partition_type, [partition.as_slice()]));
@@ -230,7 +260,7 @@ fn write_manifest_lists(location: &str, manifests: &[ManifestFile], commits: &[i
 }
 
 /// The final metadata: 2,000 snapshots, snapshot log, `main` at the last one.
-fn final_metadata(location: &str, commits: i64) -> TableMetadata {
+fn final_metadata(location: &str, commits: i64, rows_per_file: i64) -> TableMetadata {
     let snapshots: Vec<_> = (0..commits)
         .map(|commit| {
             let mut snapshot = json!({
@@ -242,9 +272,9 @@ fn final_metadata(location: &str, commits: i64) -> TableMetadata {
                 "summary": {
                     "operation": "append",
                     "added-data-files": "1",
-                    "added-records": ROWS_PER_FILE.to_string(),
+                    "added-records": rows_per_file.to_string(),
                     "total-data-files": (commit + 1).to_string(),
-                    "total-records": ((commit + 1) * ROWS_PER_FILE).to_string(),
+                    "total-records": ((commit + 1) * rows_per_file).to_string(),
                     "total-delete-files": "0",
                     "total-position-deletes": "0",
                     "total-equality-deletes": "0",
@@ -277,6 +307,11 @@ fn final_metadata(location: &str, commits: i64) -> TableMetadata {
 
 /// Generates the table under `dir`; returns its location.
 pub fn generate_table(dir: &Path, commits: i64) -> String {
+    generate_table_with(dir, commits, Layout::default())
+}
+
+/// Generates the table of `layout` under `dir`; returns its location.
+pub fn generate_table_with(dir: &Path, commits: i64, layout: Layout) -> String {
     let location = dir.display().to_string();
     std::fs::create_dir_all(dir.join("data")).expect("data dir");
     std::fs::create_dir_all(dir.join("metadata")).expect("metadata dir");
@@ -292,7 +327,7 @@ pub fn generate_table(dir: &Path, commits: i64) -> String {
                 let (template, location) = (&template, &location);
                 s.spawn(move || {
                     half.iter()
-                        .map(|&c| write_commit(template, location, c))
+                        .map(|&c| write_commit(template, location, c, layout))
                         .collect::<Vec<_>>()
                 })
             })
@@ -316,7 +351,7 @@ pub fn generate_table(dir: &Path, commits: i64) -> String {
         files_written.as_secs_f64(),
         (start.elapsed() - files_written).as_secs_f64()
     );
-    let metadata = final_metadata(&location, commits);
+    let metadata = final_metadata(&location, commits, layout.rows_per_file);
     std::fs::write(
         dir.join("metadata/v1.metadata.json"),
         metadata.to_json().to_string(),

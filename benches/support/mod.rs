@@ -29,6 +29,27 @@ pub async fn listing_ctx(data_dir: &Path) -> SessionContext {
     ctx
 }
 
+/// A session with `t` = a DataFusion `ListingTable` over the Parquet files `files` (paths).
+pub async fn listing_ctx_of_files(files: &[String]) -> SessionContext {
+    let ctx = SessionContext::new();
+    let urls: Vec<ListingTableUrl> = files
+        .iter()
+        .map(|f| ListingTableUrl::parse(f).expect("url"))
+        .collect();
+    let options =
+        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
+    let schema = options
+        .infer_schema(&ctx.state(), &urls[0])
+        .await
+        .expect("schema");
+    let config = ListingTableConfig::new_with_multi_paths(urls)
+        .with_listing_options(options)
+        .with_schema(schema);
+    let table = ListingTable::try_new(config).expect("listing table");
+    ctx.register_table("t", Arc::new(table)).expect("register");
+    ctx
+}
+
 /// Runs `sql` to completion; the number of rows.
 pub async fn run(ctx: &SessionContext, sql: &str) -> usize {
     let batches = ctx
@@ -39,4 +60,18 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> usize {
         .await
         .expect("run");
     batches.iter().map(|b| b.num_rows()).sum()
+}
+
+/// Runs `sql` to completion; its rows as text (for comparing answers).
+pub async fn rows_text(ctx: &SessionContext, sql: &str) -> String {
+    let batches = ctx
+        .sql(sql)
+        .await
+        .expect("plan")
+        .collect()
+        .await
+        .expect("run");
+    datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .expect("format")
+        .to_string()
 }
