@@ -168,7 +168,7 @@ async fn check_warehouse(root: &FixtureRoot, run: Run, done: &mut Done) -> Repor
     let copy = dir.path().to_string_lossy().into_owned();
     let relocation = Relocation::new().with_rule(WRITTEN_AT, copy.as_str());
     let io = FileIO::new(Arc::new(Default::default()), relocation);
-    let catalog = match SqliteCatalog::open(&dir.path().join("catalog.db"), None, io) {
+    let catalog = match SqliteCatalog::open(dir.path().join("catalog.db"), None, io) {
         Ok(catalog) => Arc::new(catalog),
         Err(e) => {
             report.mismatch("pyiceberg/wh1/catalog.db", e);

@@ -173,10 +173,13 @@ impl Fixture {
     }
 }
 
+/// The other writer's work, taken by the first progress report.
+type Job = Arc<Mutex<Option<Box<dyn FnOnce() + Send>>>>;
+
 /// Another writer's commit, run once from inside a compaction (see [`Fixture::compact_racing`]).
 struct Race {
     once: Arc<Once>,
-    job: Arc<Mutex<Option<Box<dyn FnOnce() + Send>>>>,
+    job: Job,
 }
 
 impl Race {
