@@ -28,6 +28,7 @@ mod dangling;
 mod execute;
 mod options;
 pub(crate) mod plan;
+mod position_deletes;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -47,6 +48,9 @@ pub use execute::Cancel;
 use execute::Rewriter;
 pub use options::{RewriteDataFiles, Strategy};
 use plan::{Group, plan_groups};
+pub use position_deletes::{
+    RewritePositionDeletes, RewritePositionDeletesResult, rewrite_position_delete_files,
+};
 
 /// What a compaction did (Spark's `rewrite_data_files` output, and the snapshots it made).
 #[derive(Debug, Clone, Default)]

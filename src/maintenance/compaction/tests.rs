@@ -460,3 +460,88 @@ fn options_are_checked_by_name_and_value() {
         .unwrap_err();
     assert!(err.to_string().contains("ratio"), "{err}");
 }
+
+/// `(content, file_format)` of the live delete files of `table`.
+async fn delete_formats(scratch: &Scratch, table: &str) -> Vec<String> {
+    let query = format!(
+        "SELECT file_format FROM db.\"{table}$files\" WHERE content = 1 ORDER BY file_format"
+    );
+    let mut formats = Vec::new();
+    for batch in scratch.run(&query).await {
+        let column = datafusion::arrow::compute::cast(
+            batch.column(0),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .unwrap();
+        let column = column.as_string::<i32>();
+        formats.extend((0..column.len()).map(|i| column.value(i).to_string()));
+    }
+    formats
+}
+
+/// v2: five DELETEs leave five position delete files in a partition; they become one, with
+/// the same rows deleted. v3 (upgraded from v2): the position delete files and the deletion
+/// vectors written since become one vector per data file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn position_deletes_are_merged_and_become_deletion_vectors_on_v3() {
+    let scratch = scratch().await;
+    let properties = "'format-version' = '2', 'write.delete.mode' = 'merge-on-read'";
+    let written = small_files(&scratch, "pd", properties).await;
+    let deleted = [1, 3, 5, 7, 9];
+    for id in deleted {
+        scratch
+            .run(&format!("DELETE FROM db.pd WHERE id = {id}"))
+            .await;
+    }
+    let expected: Vec<(i64, String)> = written
+        .into_iter()
+        .filter(|(id, _)| !deleted.contains(id))
+        .collect();
+    assert_eq!(delete_formats(&scratch, "pd").await, vec!["PARQUET"; 5]);
+
+    let target = scratch.target("db.pd");
+    let result = rewrite_position_delete_files(&target, &RewritePositionDeletes::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        (result.rewritten_delete_files, result.added_delete_files),
+        (5, 1)
+    );
+    assert_eq!(delete_formats(&scratch, "pd").await, vec!["PARQUET"]);
+    assert_eq!(scratch.rows("SELECT id, v FROM db.pd").await, expected);
+    let table = result.table.unwrap();
+    let summary = table
+        .metadata()
+        .current_snapshot()
+        .unwrap()
+        .summary
+        .clone()
+        .unwrap();
+    assert_eq!(summary.operation, Operation::Replace);
+    assert_eq!(summary.get("added-position-deletes"), Some("5"));
+    assert_eq!(summary.get("removed-position-deletes"), Some("5"));
+
+    // Fewer than min-input-files: nothing to do on v2.
+    let again = rewrite_position_delete_files(&target, &RewritePositionDeletes::new())
+        .await
+        .unwrap();
+    assert_eq!(again.snapshot, None);
+
+    // Upgraded to v3, a delete writes a vector for file of id 11 (merged with its position
+    // deletes); the rewrite turns every position delete into vectors.
+    scratch
+        .run("ALTER TABLE db.pd SET TBLPROPERTIES ('format-version' = '3')")
+        .await;
+    scratch.run("DELETE FROM db.pd WHERE id = 111").await;
+    let expected: Vec<(i64, String)> = expected.into_iter().filter(|(id, _)| *id != 111).collect();
+    let result = rewrite_position_delete_files(&target, &RewritePositionDeletes::new())
+        .await
+        .unwrap();
+    assert!(result.snapshot.is_some());
+    let formats = delete_formats(&scratch, "pd").await;
+    assert!(formats.iter().all(|f| f == "PUFFIN"), "{formats:?}");
+    // One vector per data file with deletes: ids 1, 3, 5, 7, 9 and 111 (11's file) are in six
+    // files.
+    assert_eq!(formats.len(), 6);
+    assert_eq!(scratch.rows("SELECT id, v FROM db.pd").await, expected);
+}
