@@ -15,15 +15,16 @@ use serde_json::json;
 use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
 
 /// One table of the check: how icefloe creates it, and its DuckDB twin.
-struct Case {
-    name: &'static str,
+pub(super) struct Case {
+    pub(super) name: &'static str,
     /// `PARTITION BY (...) TBLPROPERTIES (...)` of icefloe's CREATE TABLE.
-    clauses: &'static str,
+    pub(super) clauses: &'static str,
 }
 
-const COLUMNS: &str = "id BIGINT NOT NULL, name VARCHAR, region VARCHAR, d DATE, amount DOUBLE";
+pub(super) const COLUMNS: &str =
+    "id BIGINT NOT NULL, name VARCHAR, region VARCHAR, d DATE, amount DOUBLE";
 
-const CASES: [Case; 7] = [
+pub(super) const CASES: [Case; 7] = [
     Case {
         name: "db.cow_plain",
         clauses: "",
@@ -80,7 +81,7 @@ fn insert(ids: std::ops::RangeInclusive<i64>) -> String {
 }
 
 /// The statements every table goes through, in both engines.
-fn statements() -> Vec<String> {
+pub(super) fn statements() -> Vec<String> {
     let mut all = vec![insert(1..=40), insert(41..=60)];
     all.extend(
         [
