@@ -545,3 +545,34 @@ async fn position_deletes_are_merged_and_become_deletion_vectors_on_v3() {
     assert_eq!(formats.len(), 6);
     assert_eq!(scratch.rows("SELECT id, v FROM db.pd").await, expected);
 }
+
+/// A data file that cannot be read fails the compaction with an error naming it; nothing is
+/// committed and no file written for it is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_file_fails_the_compaction_and_leaves_nothing() {
+    let scratch = scratch().await;
+    small_files(&scratch, "broken", "'format-version' = '2'").await;
+    let before = scratch.target("db.broken").load().await.unwrap();
+    let snapshot = before.metadata().current_snapshot().unwrap();
+    let tasks = plan_files(before.io(), before.metadata(), snapshot)
+        .await
+        .unwrap();
+    let victim = tasks[3].data_file.file_path.clone();
+    let path = victim.trim_start_matches("file://");
+    let bytes = std::fs::read(path).unwrap();
+    std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+    let data = std::path::Path::new(&before.metadata().location).join("data");
+    let files_before = count_files(&data);
+
+    let err = rewrite_data_files(&scratch.target("db.broken"), &RewriteDataFiles::new())
+        .await
+        .unwrap_err();
+    let file_name = victim.rsplit('/').next().unwrap();
+    assert!(err.to_string().contains(file_name), "{err}");
+    let after = scratch.target("db.broken").load().await.unwrap();
+    assert_eq!(
+        after.metadata().current_snapshot_id,
+        before.metadata().current_snapshot_id
+    );
+    assert_eq!(count_files(&data), files_before);
+}
