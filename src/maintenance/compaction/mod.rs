@@ -84,6 +84,8 @@ pub async fn rewrite_data_files(
         return Ok(RewriteDataFilesResult::default());
     };
     let limits = options.limits(&metadata)?;
+    // Checked before planning: `sort` on an unsorted table fails even with nothing to rewrite.
+    let order = options.order(&metadata)?;
     let pruner = match &options.filter {
         Some(filter) => Pruner::new(&metadata, metadata.current_schema(), filter.clone()),
         None => Pruner::none(&metadata),
@@ -94,7 +96,6 @@ pub async fn rewrite_data_files(
     let groups = plan_groups(tasks, &limits);
     let mut result = RewriteDataFilesResult::default();
     if !groups.is_empty() {
-        let order = options.order(&metadata)?;
         let total: u64 = groups.iter().map(|g| g.bytes).sum();
         let rewriter = Rewriter {
             table: &table,
@@ -107,7 +108,7 @@ pub async fn rewrite_data_files(
             progress_total: total,
             progress_done: Arc::new(AtomicU64::new(0)),
         };
-        commit_groups(
+        let done = commit_groups(
             target,
             &table,
             &start,
@@ -116,12 +117,35 @@ pub async fn rewrite_data_files(
             groups,
             &mut result,
         )
-        .await?;
+        .await;
+        done.map_err(|e| after_commits(e, &result, &metadata.location))?;
     }
     if options.remove_dangling_deletes {
-        remove_dangling(target, options, &mut result).await?;
+        let done = remove_dangling(target, options, &mut result).await;
+        done.map_err(|e| after_commits(e, &result, &metadata.location))?;
     }
     Ok(result)
+}
+
+/// A cancellation after commits of partial progress says which of them stay.
+fn after_commits(e: Error, result: &RewriteDataFilesResult, table: &str) -> Error {
+    match e {
+        Error::Cancelled(_) if !result.snapshots.is_empty() => Error::Cancelled(format!(
+            "compaction of {table}: the {} commit(s) made before (snapshots {}: {} data \
+             file(s) rewritten into {}) stay; nothing more was committed and the files \
+             written since were deleted",
+            result.snapshots.len(),
+            result
+                .snapshots
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            result.rewritten_data_files,
+            result.added_data_files
+        )),
+        e => e,
+    }
 }
 
 /// Rewrites `groups` (several at once) and commits them: in batches as they finish with
@@ -163,7 +187,12 @@ async fn commit_groups(
         }
         if pending.len() >= batch && failure.is_none() {
             let done = std::mem::take(&mut pending);
-            commit_batch(target, table, start, options, done, result).await?;
+            if let Err(e) = commit_batch(target, table, start, options, done, result).await {
+                // The groups still running are drained (and their files deleted), not dropped
+                // with their files half written.
+                rewriter.stop.cancel();
+                failure = Some(e);
+            }
         }
     }
     if let Some(e) = failure {
@@ -227,8 +256,11 @@ async fn commit_batch(
     let paths: Vec<String> = added.iter().map(|(_, f)| f.file_path.clone()).collect();
     delta = delta.add_data_files(added);
     let snapshot_id = delta.snapshot_id();
-    let base = target.load().await?;
-    match target.transaction(base).with_action(delta).commit().await {
+    let committed = match target.load().await {
+        Ok(base) => target.transaction(base).with_action(delta).commit().await,
+        Err(e) => Err(e),
+    };
+    match committed {
         Ok(table) => {
             result.rewritten_data_files += rewritten;
             result.rewritten_bytes += bytes;
