@@ -164,6 +164,8 @@ async fn commit_groups(
         false => groups.len(),
     };
     let concurrency = options.max_concurrent_groups.max(1);
+    let files_total: usize = groups.iter().map(|g| g.tasks.len()).sum();
+    let mut files_done = 0;
     let mut finished = futures::stream::iter(groups)
         .map(|group| async move {
             let files = rewriter.rewrite(&group).await;
@@ -173,6 +175,8 @@ async fn commit_groups(
     let mut pending: Vec<Rewritten> = Vec::new();
     let mut failure = None;
     while let Some((group, files)) = finished.next().await {
+        files_done += group.tasks.len();
+        options.file_progress.report(files_done, files_total);
         match files {
             Ok(files) => pending.push(Rewritten { group, files }),
             Err(e) if failure.is_some() => drop(e),
