@@ -166,6 +166,7 @@ async fn commit_groups(
     let concurrency = options.max_concurrent_groups.max(1);
     let files_total: usize = groups.iter().map(|g| g.tasks.len()).sum();
     let mut files_done = 0;
+    options.file_progress.report(files_done, files_total);
     let mut finished = futures::stream::iter(groups)
         .map(|group| async move {
             let files = rewriter.rewrite(&group).await;

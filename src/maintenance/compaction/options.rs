@@ -108,8 +108,8 @@ impl RewriteDataFiles {
         self
     }
 
-    /// Reports `(data files rewritten, data files to rewrite)` as each group's rewrite
-    /// finishes (before its commit; a failed group counts as finished too).
+    /// Reports `(data files rewritten, data files to rewrite)` once planned and as each
+    /// group's rewrite finishes (before its commit; a failed group counts as finished too).
     pub fn with_file_progress(mut self, progress: Progress) -> Self {
         self.file_progress = progress;
         self
