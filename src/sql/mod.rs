@@ -91,6 +91,8 @@ pub use dialect::{IcebergDialect, parse_statements};
 pub use dml::RowLevelChanges;
 pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
+/// The compaction options of `key=value` pairs, shared with `icefloe rewrite-data-files`.
+#[cfg(feature = "cli")]
 pub(crate) use procedures::rewrite_options;
 pub use procedures::{
     IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRewriteDataFilesFunction,

@@ -17,7 +17,9 @@
 mod rewrite_data_files;
 
 pub use rewrite_data_files::IcebergRewriteDataFilesFunction;
-pub(crate) use rewrite_data_files::{NAME as REWRITE_DATA_FILES, rewrite_options};
+pub(crate) use rewrite_data_files::NAME as REWRITE_DATA_FILES;
+#[cfg(feature = "cli")]
+pub(crate) use rewrite_data_files::rewrite_options;
 
 use std::sync::Arc;
 
