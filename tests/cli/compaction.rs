@@ -347,7 +347,7 @@ fn ctrl_c_after_a_partial_progress_commit_keeps_it_and_says_so() {
         "--option",
         "max-concurrent-file-group-rewrites=1",
     ];
-    let run = OnTerminal::start(&args, Some(100));
+    let run = OnTerminal::start(&args, Some(200));
     // The first group (5 of 10 files) is committed before the second one ends.
     run.expect("5/10 data files");
     let deadline = Instant::now() + PATIENCE;

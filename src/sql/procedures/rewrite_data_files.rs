@@ -33,6 +33,7 @@ use crate::maintenance::{
 };
 use crate::spec::TableMetadata;
 use crate::to_arrow::schema_to_arrow;
+use crate::write::WriteTarget;
 
 /// The SQL name of the procedure.
 pub(crate) const NAME: &str = "iceberg_rewrite_data_files";
@@ -72,22 +73,27 @@ impl TableFunctionImpl for IcebergRewriteDataFilesFunction {
             let (target, state, pairs) =
                 (manager.target().clone(), Arc::clone(&state), pairs.clone());
             let schema = Arc::clone(&run_schema);
-            Box::pin(async move {
-                let cancel = Cancel::new();
-                let _on_drop = CancelOnDrop(cancel.clone());
-                let job = tokio::spawn(async move {
-                    let table = target.load().await?;
-                    let options = rewrite_options(&state, table.metadata(), &pairs)?;
-                    let done = rewrite_data_files(&target, &options.with_cancel(cancel)).await?;
-                    Ok::<_, DataFusionError>(done)
-                });
-                let done = job
-                    .await
-                    .map_err(|e| DataFusionError::External(Box::new(e)))??;
-                result_batch(schema, &done)
-            })
+            Box::pin(async move { result_batch(schema, &run(target, state, pairs).await?) })
         })
     }
+}
+
+/// Compacts the table `target` names with the options of `pairs`, in a task of its own that
+/// is cancelled when this future is dropped.
+async fn run(
+    target: WriteTarget,
+    state: Arc<SessionState>,
+    pairs: Vec<(String, String)>,
+) -> DFResult<RewriteDataFilesResult> {
+    let cancel = Cancel::new();
+    let _on_drop = CancelOnDrop(cancel.clone());
+    let job = tokio::spawn(async move {
+        let table = target.load().await?;
+        let options = rewrite_options(&state, table.metadata(), &pairs)?;
+        Ok::<_, DataFusionError>(rewrite_data_files(&target, &options.with_cancel(cancel)).await?)
+    });
+    job.await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?
 }
 
 /// Cancels the compaction when the query reading its result goes away before it ends.
