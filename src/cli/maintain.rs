@@ -379,7 +379,9 @@ async fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
 
 /// Where the table `target` names lives, the IO to reach it, and its location when it is named
 /// by one (a table directory or metadata file).
-async fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, Option<String>)> {
+pub(super) async fn write_target(
+    target: &TableTarget,
+) -> CliResult<(FileIO, WriteTarget, Option<String>)> {
     let io = FileIO::new(
         Arc::new(RuntimeEnv::default()),
         relocation_of(&target.relocate),
@@ -400,7 +402,12 @@ async fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, O
     Ok((io, WriteTarget::new(catalog, ident), None))
 }
 
-fn report<W: Write>(out: &mut W, format: ReportFormat, text: &str, object: Value) -> CliResult<()> {
+pub(super) fn report<W: Write>(
+    out: &mut W,
+    format: ReportFormat,
+    text: &str,
+    object: Value,
+) -> CliResult<()> {
     match format {
         ReportFormat::Text => writeln!(out, "{text}")?,
         ReportFormat::Json => writeln!(out, "{}", serde_json::to_string(&object)?)?,

@@ -5,13 +5,21 @@
 //! SELECT * FROM iceberg_expire_snapshots('<table>' [, <older than: epoch ms | 'ISO-8601'>]
 //!                                        [, <retain last>] [, <dry run: true | false>])
 //! SELECT * FROM iceberg_rollback_to_snapshot('<table>', <snapshot id>)
+//! SELECT * FROM iceberg_rewrite_data_files('<table>' [, 'key=value' ...])
 //! ```
 //!
 //! `<table>` is `namespace.table` of the session's default catalog when that is an Iceberg
 //! catalog holding it, otherwise a table directory. The work happens when the result is read
 //! (planning or `EXPLAIN` changes nothing); an expiration returns one row per thing it removed
 //! (`kind`: `snapshot`, `ref` or `file`; `name`), a rollback the previous and the current
-//! snapshot ids.
+//! snapshot ids, a compaction Spark's counts ([`rewrite_data_files`]).
+
+mod rewrite_data_files;
+
+pub use rewrite_data_files::IcebergRewriteDataFilesFunction;
+pub(crate) use rewrite_data_files::NAME as REWRITE_DATA_FILES;
+#[cfg(feature = "cli")]
+pub(crate) use rewrite_data_files::rewrite_options;
 
 use std::sync::Arc;
 

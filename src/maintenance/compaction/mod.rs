@@ -91,6 +91,8 @@ pub async fn rewrite_data_files(
         return Ok(RewriteDataFilesResult::default());
     };
     let limits = options.limits(&metadata)?;
+    // Checked before planning: `sort` on an unsorted table fails even with nothing to rewrite.
+    let order = options.order(&metadata)?;
     let pruner = match &options.filter {
         Some(filter) => Pruner::new(&metadata, metadata.current_schema(), filter.clone()),
         None => Pruner::none(&metadata),
@@ -106,7 +108,6 @@ pub async fn rewrite_data_files(
     let groups = plan_groups(candidates.collect(), &limits);
     let mut result = RewriteDataFilesResult::default();
     if !groups.is_empty() {
-        let order = options.order(&metadata)?;
         let total: u64 = groups.iter().map(|g| g.bytes).sum();
         let rewriter = Rewriter {
             table: &table,
@@ -128,12 +129,33 @@ pub async fn rewrite_data_files(
             removed: HashSet::new(),
             result: &mut result,
         };
-        commits.run(&rewriter, groups).await?;
+        let done = commits.run(&rewriter, groups).await;
+        done.map_err(|e| after_commits(e, &result, &metadata.location))?;
     }
     if options.remove_dangling_deletes {
-        remove_dangling(target, options, &mut result).await?;
+        let done = remove_dangling(target, options, &mut result).await;
+        done.map_err(|e| after_commits(e, &result, &metadata.location))?;
     }
     Ok(result)
+}
+
+/// A cancellation after commits of partial progress says which of them stay.
+fn after_commits(e: Error, result: &RewriteDataFilesResult, table: &str) -> Error {
+    match e {
+        Error::Cancelled(_) if !result.snapshots.is_empty() => {
+            let snapshots: Vec<String> = result.snapshots.iter().map(i64::to_string).collect();
+            Error::Cancelled(format!(
+                "compaction of {table}: the {} commit(s) made before (snapshots {}: {} data \
+                 file(s) rewritten into {}) stay; nothing more was committed and the files \
+                 written since were deleted",
+                result.snapshots.len(),
+                snapshots.join(", "),
+                result.rewritten_data_files,
+                result.added_data_files
+            ))
+        }
+        e => e,
+    }
 }
 
 /// Which live data files each delete file applies to (by the scan's rules), so that a delete
@@ -197,6 +219,9 @@ impl Commits<'_> {
             false => groups.len(),
         };
         let concurrency = options.max_concurrent_groups.max(1);
+        let files_total: usize = groups.iter().map(|g| g.tasks.len()).sum();
+        let mut files_done = 0;
+        options.file_progress.report(files_done, files_total);
         let mut finished = futures::stream::iter(groups)
             .map(|group| async move {
                 let files = rewriter.rewrite(&group).await;
@@ -206,6 +231,8 @@ impl Commits<'_> {
         let mut pending: Vec<Rewritten> = Vec::new();
         let mut failure = None;
         while let Some((group, files)) = finished.next().await {
+            files_done += group.tasks.len();
+            options.file_progress.report(files_done, files_total);
             match files {
                 Ok(files) => pending.push(Rewritten { group, files }),
                 Err(e) if failure.is_some() => drop(e),
@@ -218,8 +245,14 @@ impl Commits<'_> {
                     failure = Some(e);
                 }
             }
-            if pending.len() >= batch && failure.is_none() {
-                self.commit(std::mem::take(&mut pending)).await?;
+            if pending.len() >= batch
+                && failure.is_none()
+                && let Err(e) = self.commit(std::mem::take(&mut pending)).await
+            {
+                // The groups still running are drained (and their files deleted), not dropped
+                // with their files half written.
+                rewriter.stop.cancel();
+                failure = Some(e);
             }
         }
         if let Some(e) = failure {
@@ -273,14 +306,17 @@ impl Commits<'_> {
         let paths: Vec<String> = added.iter().map(|(_, f)| f.file_path.clone()).collect();
         delta = delta.add_data_files(added);
         let snapshot_id = delta.snapshot_id();
-        let base = self.target.load().await?;
-        match self
-            .target
-            .transaction(base)
-            .with_action(delta)
-            .commit()
-            .await
-        {
+        let committed = match self.target.load().await {
+            Ok(base) => {
+                self.target
+                    .transaction(base)
+                    .with_action(delta)
+                    .commit()
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        match committed {
             Ok(committed) => {
                 let result = &mut *self.result;
                 result.rewritten_data_files += rewritten;
