@@ -51,6 +51,10 @@ pub enum Command {
     /// target size (a `replace` snapshot; the rows do not change), as Iceberg's
     /// `rewrite_data_files` does. Ctrl-C cancels without committing more.
     RewriteDataFiles(RewriteDataFilesArgs),
+    /// Merge each partition's position delete files into one (on v3 tables: turn position
+    /// deletes into one deletion vector per data file), as Iceberg's
+    /// `rewrite_position_delete_files` does (a `replace` snapshot; the rows do not change).
+    RewritePositionDeletes(RewritePositionDeletesArgs),
     /// Compute theta sketches of columns of the current snapshot into a Puffin statistics file
     /// and commit it (`set-statistics`): the distinct counts DataFusion plans joins with.
     ComputeStats(ComputeStatsArgs),
@@ -85,6 +89,18 @@ pub struct RewriteManifestsArgs {
     /// The size of the new manifests (default: commit.manifest.target-size-bytes, else 8 MiB).
     #[arg(long, value_name = "BYTES")]
     pub target_size: Option<u64>,
+}
+
+/// Arguments of `icefloe rewrite-position-deletes`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RewritePositionDeletesArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// An option by Iceberg's name (`min-input-files=2`, `rewrite-all=true`); may be repeated.
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
+    pub options: Vec<(String, String)>,
 }
 
 /// Arguments of `icefloe rewrite-data-files`.

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::args::{
     CheckArgs, ComputePartitionStatsArgs, ComputeStatsArgs, ExpireArgs, RefArgs, RemoveOrphansArgs,
-    ReportFormat, RewriteManifestsArgs, RollbackArgs, TableTarget, relocation_of,
+    ReportFormat, RewriteManifestsArgs, RewritePositionDeletesArgs, RollbackArgs, TableTarget,
+    relocation_of,
 };
 use super::{CliError, CliResult, catalog_table_name, open_catalog};
 use crate::Table;
@@ -270,6 +271,37 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
         "rewritten": done.rewritten,
         "added": done.added,
         "snapshot_id": done.table.as_ref().and_then(|t| t.metadata().current_snapshot_id),
+    });
+    report(out, args.target.format, &text, object)
+}
+
+/// `icefloe rewrite-position-deletes`.
+pub(super) async fn run_rewrite_position_deletes<W: Write>(
+    args: &RewritePositionDeletesArgs,
+    out: &mut W,
+) -> CliResult<()> {
+    let (_, target, _) = write_target(&args.target).await?;
+    let pairs: Vec<String> = args
+        .options
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let options = crate::sql::position_delete_options(&pairs)?;
+    let done = crate::maintenance::rewrite_position_delete_files(&target, &options).await?;
+    let text = match done.snapshot {
+        Some(id) => format!(
+            "rewrote {} delete file(s) into {} (snapshot {id})",
+            done.rewritten_delete_files, done.added_delete_files
+        ),
+        None => "nothing to rewrite".to_string(),
+    };
+    let object = json!({
+        "action": "rewrite-position-deletes",
+        "rewritten_delete_files": done.rewritten_delete_files,
+        "added_delete_files": done.added_delete_files,
+        "rewritten_bytes": done.rewritten_bytes,
+        "added_bytes": done.added_bytes,
+        "snapshot_id": done.snapshot,
     });
     report(out, args.target.format, &text, object)
 }

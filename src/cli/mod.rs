@@ -109,6 +109,9 @@ pub async fn run(cli: Cli) -> CliResult<()> {
         Command::RewriteManifests(args) => {
             maintain::run_rewrite_manifests(&args, &mut std::io::stdout().lock()).await
         }
+        Command::RewritePositionDeletes(args) => {
+            maintain::run_rewrite_position_deletes(&args, &mut std::io::stdout().lock()).await
+        }
         Command::RewriteDataFiles(args) => {
             compact::run_rewrite_data_files(&args, &mut std::io::stdout().lock()).await
         }

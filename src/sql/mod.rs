@@ -91,13 +91,13 @@ pub use dialect::{IcebergDialect, parse_statements};
 pub use dml::RowLevelChanges;
 pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
-/// The compaction options of `key=value` pairs, shared with `icefloe rewrite-data-files`.
-#[cfg(feature = "cli")]
-pub(crate) use procedures::rewrite_options;
 pub use procedures::{
     IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRewriteDataFilesFunction,
     IcebergRollbackFunction,
 };
+/// The compaction options of `key=value` pairs, shared with `icefloe rewrite-data-files`.
+#[cfg(feature = "cli")]
+pub(crate) use procedures::{position_delete_options, rewrite_options};
 pub use read_only::writes;
 pub use time_travel::TimeTravelPlanner;
 pub use values::ValuesTypes;

@@ -372,3 +372,61 @@ fn ctrl_c_after_a_partial_progress_commit_keeps_it_and_says_so() {
     assert!(after.trim_end().ends_with(",replace"), "{after}");
     assert_eq!(unreachable_files(&db), Vec::<serde_json::Value>::new());
 }
+
+/// `icefloe rewrite-position-deletes`: six merge-on-read DELETEs leave six position delete
+/// files in partition a; they become one, the rows stay, and an unknown option is refused.
+#[test]
+fn rewrite_position_deletes_merges_a_partitions_delete_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = catalog_table(dir.path(), &["a", "b"], 3, 4);
+    let mut script = String::from(
+        "ALTER TABLE db.t SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');\n",
+    );
+    for id in [1, 2, 5, 6, 9, 10] {
+        script.push_str(&format!(
+            "DELETE FROM db.t WHERE part = 'a' AND id = {id};\n"
+        ));
+    }
+    let file = dir.path().join("deletes.sql");
+    std::fs::write(&file, script).unwrap();
+    let out = icefloe(&[
+        "sql",
+        "--catalog",
+        &db,
+        "--on-error-stop",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let delete_files = r#"SELECT count(*) FROM db."t$files" WHERE content = 1"#;
+    assert_eq!(sql(&db, delete_files), "count(*)\n6\n");
+    let rows = "SELECT count(*), sum(id) FROM db.t";
+    // 24 rows (ids 1..=12 in a and in b) less six of a: 18 rows, 2 * 78 - 33.
+    assert_eq!(sql(&db, rows), "count(*),sum(db.t.id)\n18,123\n");
+
+    let out = icefloe(&[
+        "rewrite-position-deletes",
+        "db.t",
+        "--catalog",
+        &db,
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(report["rewritten_delete_files"], 6);
+    assert_eq!(report["added_delete_files"], 1);
+    assert_eq!(sql(&db, delete_files), "count(*)\n1\n");
+    assert_eq!(sql(&db, rows), "count(*),sum(db.t.id)\n18,123\n");
+
+    let out = icefloe(&[
+        "rewrite-position-deletes",
+        "db.t",
+        "--catalog",
+        &db,
+        "--option",
+        "min-input=2",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("'min-input'"), "{}", stderr(&out));
+}
