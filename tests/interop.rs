@@ -35,6 +35,8 @@ use serde_json::Value;
 mod alter;
 #[path = "interop/changes.rs"]
 mod changes;
+#[path = "interop/compacted_dml.rs"]
+mod compacted_dml;
 #[path = "interop/compaction.rs"]
 mod compaction;
 #[path = "interop/dml.rs"]

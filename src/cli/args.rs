@@ -47,6 +47,14 @@ pub enum Command {
     /// Merge the current snapshot's small data manifests into manifests of a target size
     /// (a `replace` snapshot; the rows do not change).
     RewriteManifests(RewriteManifestsArgs),
+    /// Compact data files: rewrite small, oversized or heavily deleted files into files of the
+    /// target size (a `replace` snapshot; the rows do not change), as Iceberg's
+    /// `rewrite_data_files` does. Ctrl-C cancels without committing more.
+    RewriteDataFiles(RewriteDataFilesArgs),
+    /// Merge each partition's position delete files into one (on v3 tables: turn position
+    /// deletes into one deletion vector per data file), as Iceberg's
+    /// `rewrite_position_delete_files` does (a `replace` snapshot; the rows do not change).
+    RewritePositionDeletes(RewritePositionDeletesArgs),
     /// Compute theta sketches of columns of the current snapshot into a Puffin statistics file
     /// and commit it (`set-statistics`): the distinct counts DataFusion plans joins with.
     ComputeStats(ComputeStatsArgs),
@@ -81,6 +89,54 @@ pub struct RewriteManifestsArgs {
     /// The size of the new manifests (default: commit.manifest.target-size-bytes, else 8 MiB).
     #[arg(long, value_name = "BYTES")]
     pub target_size: Option<u64>,
+}
+
+/// Arguments of `icefloe rewrite-position-deletes`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RewritePositionDeletesArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// An option by Iceberg's name (`min-input-files=2`, `rewrite-all=true`); may be repeated.
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
+    pub options: Vec<(String, String)>,
+}
+
+/// Arguments of `icefloe rewrite-data-files`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RewriteDataFilesArgs {
+    /// The table.
+    #[command(flatten)]
+    pub target: TableTarget,
+
+    /// How rows are laid out in the new files: as read, or sorted by the table's sort order
+    /// (or --sort-order).
+    #[arg(long, value_enum)]
+    pub strategy: Option<CompactionStrategy>,
+
+    /// Sort by these items instead of the table's order, as WRITE ORDERED BY takes them
+    /// (`'id DESC NULLS LAST, bucket(4, x)'`); implies --strategy sort.
+    #[arg(long, value_name = "ORDER")]
+    pub sort_order: Option<String>,
+
+    /// Only files that may hold rows matching this SQL condition on the table's columns.
+    #[arg(long = "where", value_name = "CONDITION")]
+    pub condition: Option<String>,
+
+    /// An option by Iceberg's name (`min-input-files=2`, `target-file-size-bytes=N`,
+    /// `partial-progress.enabled=true`, ...); may be repeated.
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_property_arg)]
+    pub options: Vec<(String, String)>,
+}
+
+/// The strategies of `icefloe rewrite-data-files`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompactionStrategy {
+    /// The rows as they are read (the default).
+    Binpack,
+    /// The rows of each group in one order.
+    Sort,
 }
 
 /// Arguments of `icefloe compute-stats`.

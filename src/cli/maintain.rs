@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::args::{
     CheckArgs, ComputePartitionStatsArgs, ComputeStatsArgs, ExpireArgs, RefArgs, RemoveOrphansArgs,
-    ReportFormat, RewriteManifestsArgs, RollbackArgs, TableTarget, relocation_of,
+    ReportFormat, RewriteManifestsArgs, RewritePositionDeletesArgs, RollbackArgs, TableTarget,
+    relocation_of,
 };
 use super::{CliError, CliResult, catalog_table_name, open_catalog};
 use crate::Table;
@@ -274,6 +275,37 @@ pub(super) async fn run_rewrite_manifests<W: Write>(
     report(out, args.target.format, &text, object)
 }
 
+/// `icefloe rewrite-position-deletes`.
+pub(super) async fn run_rewrite_position_deletes<W: Write>(
+    args: &RewritePositionDeletesArgs,
+    out: &mut W,
+) -> CliResult<()> {
+    let (_, target, _) = write_target(&args.target).await?;
+    let pairs: Vec<String> = args
+        .options
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let options = crate::sql::position_delete_options(&pairs)?;
+    let done = crate::maintenance::rewrite_position_delete_files(&target, &options).await?;
+    let text = match done.snapshot {
+        Some(id) => format!(
+            "rewrote {} delete file(s) into {} (snapshot {id})",
+            done.rewritten_delete_files, done.added_delete_files
+        ),
+        None => "nothing to rewrite".to_string(),
+    };
+    let object = json!({
+        "action": "rewrite-position-deletes",
+        "rewritten_delete_files": done.rewritten_delete_files,
+        "added_delete_files": done.added_delete_files,
+        "rewritten_bytes": done.rewritten_bytes,
+        "added_bytes": done.added_bytes,
+        "snapshot_id": done.snapshot,
+    });
+    report(out, args.target.format, &text, object)
+}
+
 /// `icefloe compute-stats`.
 pub(super) async fn run_compute_stats<W: Write>(
     args: &ComputeStatsArgs,
@@ -379,7 +411,9 @@ async fn manager(target: &TableTarget) -> CliResult<SnapshotManager> {
 
 /// Where the table `target` names lives, the IO to reach it, and its location when it is named
 /// by one (a table directory or metadata file).
-async fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, Option<String>)> {
+pub(super) async fn write_target(
+    target: &TableTarget,
+) -> CliResult<(FileIO, WriteTarget, Option<String>)> {
     let io = FileIO::new(
         Arc::new(RuntimeEnv::default()),
         relocation_of(&target.relocate),
@@ -400,7 +434,12 @@ async fn write_target(target: &TableTarget) -> CliResult<(FileIO, WriteTarget, O
     Ok((io, WriteTarget::new(catalog, ident), None))
 }
 
-fn report<W: Write>(out: &mut W, format: ReportFormat, text: &str, object: Value) -> CliResult<()> {
+pub(super) fn report<W: Write>(
+    out: &mut W,
+    format: ReportFormat,
+    text: &str,
+    object: Value,
+) -> CliResult<()> {
     match format {
         ReportFormat::Text => writeln!(out, "{text}")?,
         ReportFormat::Json => writeln!(out, "{}", serde_json::to_string(&object)?)?,

@@ -5,6 +5,7 @@
 //! The binary only parses [`Cli`] and calls [`run`]; everything here is testable without it.
 
 pub mod args;
+mod compact;
 mod complete;
 mod demo;
 pub mod json;
@@ -107,6 +108,12 @@ pub async fn run(cli: Cli) -> CliResult<()> {
         }
         Command::RewriteManifests(args) => {
             maintain::run_rewrite_manifests(&args, &mut std::io::stdout().lock()).await
+        }
+        Command::RewritePositionDeletes(args) => {
+            maintain::run_rewrite_position_deletes(&args, &mut std::io::stdout().lock()).await
+        }
+        Command::RewriteDataFiles(args) => {
+            compact::run_rewrite_data_files(&args, &mut std::io::stdout().lock()).await
         }
         Command::ComputeStats(args) => {
             maintain::run_compute_stats(&args, &mut std::io::stdout().lock()).await

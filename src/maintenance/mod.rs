@@ -27,7 +27,8 @@ mod snapshots;
 pub use crate::table::reachable_files;
 pub use check::{CheckReport, check_table};
 pub use compaction::{
-    Cancel, RewriteDataFiles, RewriteDataFilesResult, Strategy, rewrite_data_files,
+    Cancel, RewriteDataFiles, RewriteDataFilesResult, RewritePositionDeletes,
+    RewritePositionDeletesResult, Strategy, rewrite_data_files, rewrite_position_delete_files,
 };
 #[cfg(test)]
 use orphans::check_same_store;

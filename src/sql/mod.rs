@@ -91,7 +91,13 @@ pub use dialect::{IcebergDialect, parse_statements};
 pub use dml::RowLevelChanges;
 pub use factory::IcebergTableFactory;
 pub use functions::{IcebergIncrementalFunction, IcebergMetadataFunction, IcebergScanFunction};
-pub use procedures::{IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRollbackFunction};
+pub use procedures::{
+    IcebergExpireSnapshotsFunction, IcebergProcedure, IcebergRewriteDataFilesFunction,
+    IcebergRollbackFunction,
+};
+/// The compaction options of `key=value` pairs, shared with `icefloe rewrite-data-files`.
+#[cfg(feature = "cli")]
+pub(crate) use procedures::{position_delete_options, rewrite_options};
 pub use read_only::writes;
 pub use time_travel::TimeTravelPlanner;
 pub use values::ValuesTypes;
@@ -169,6 +175,10 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udtf(
         "iceberg_rollback_to_snapshot",
         Arc::new(procedures::IcebergRollbackFunction),
+    );
+    ctx.register_udtf(
+        procedures::REWRITE_DATA_FILES,
+        Arc::new(IcebergRewriteDataFilesFunction),
     );
     for (name, procedure) in procedures::IcebergProcedure::ALL {
         ctx.register_udtf(name, Arc::new(procedure));
@@ -647,6 +657,20 @@ fn parse_alter_statement(state: &SessionState, query: &str) -> DFResult<Option<a
         .sql_parser
         .enable_ident_normalization;
     alter::parse_alter(query, &session_dialect(state)?, normalize)
+}
+
+/// A sort order as `WRITE ORDERED BY` takes it (`id DESC NULLS LAST, bucket(4, x)`), in the
+/// session's dialect.
+fn parse_sort_order(
+    state: &SessionState,
+    text: &str,
+) -> crate::Result<crate::transaction::ReplaceSortOrder> {
+    let normalize = state
+        .config()
+        .options()
+        .sql_parser
+        .enable_ident_normalization;
+    alter::parse_sort_order(text, &session_dialect(state)?, normalize)
 }
 
 fn parse_with_icefloe_dialect(

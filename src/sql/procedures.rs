@@ -5,13 +5,21 @@
 //! SELECT * FROM iceberg_expire_snapshots('<table>' [, <older than: epoch ms | 'ISO-8601'>]
 //!                                        [, <retain last>] [, <dry run: true | false>])
 //! SELECT * FROM iceberg_rollback_to_snapshot('<table>', <snapshot id>)
+//! SELECT * FROM iceberg_rewrite_data_files('<table>' [, 'key=value' ...])
 //! ```
 //!
 //! `<table>` is `namespace.table` of the session's default catalog when that is an Iceberg
 //! catalog holding it, otherwise a table directory. The work happens when the result is read
 //! (planning or `EXPLAIN` changes nothing); an expiration returns one row per thing it removed
 //! (`kind`: `snapshot`, `ref` or `file`; `name`), a rollback the previous and the current
-//! snapshot ids.
+//! snapshot ids, a compaction Spark's counts ([`rewrite_data_files`]).
+
+mod rewrite_data_files;
+
+pub use rewrite_data_files::IcebergRewriteDataFilesFunction;
+pub(crate) use rewrite_data_files::NAME as REWRITE_DATA_FILES;
+#[cfg(feature = "cli")]
+pub(crate) use rewrite_data_files::rewrite_options;
 
 use std::sync::Arc;
 
@@ -143,6 +151,7 @@ impl TableFunctionImpl for IcebergRollbackFunction {
 /// | `iceberg_remove_orphan_files` | `'<table>' [, <older than>] [, <dry run>]` |
 /// | `iceberg_compute_table_stats` | `'<table>' [, '<column>' ...]` (or one `'a, b'`) |
 /// | `iceberg_compute_partition_stats` | `'<table>'` |
+/// | `iceberg_rewrite_position_delete_files` | `'<table>' [, 'key=value' ...]` (`min-input-files`, `rewrite-all`) |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IcebergProcedure {
     /// `iceberg_create_branch`.
@@ -165,11 +174,14 @@ pub enum IcebergProcedure {
     /// `iceberg_compute_partition_stats`: the counts of every partition of the current
     /// snapshot into a partition statistics file (`crate::statistics::compute_partition_stats`).
     ComputePartitionStats,
+    /// `iceberg_rewrite_position_delete_files`: position delete files merged per partition
+    /// (deletion vectors on v3; `crate::maintenance::rewrite_position_delete_files`).
+    RewritePositionDeleteFiles,
 }
 
 impl IcebergProcedure {
     /// Every procedure with its SQL name.
-    pub const ALL: [(&'static str, IcebergProcedure); 9] = [
+    pub const ALL: [(&'static str, IcebergProcedure); 10] = [
         ("iceberg_create_branch", Self::CreateBranch),
         ("iceberg_create_tag", Self::CreateTag),
         ("iceberg_drop_ref", Self::DropRef),
@@ -181,6 +193,10 @@ impl IcebergProcedure {
         (
             "iceberg_compute_partition_stats",
             Self::ComputePartitionStats,
+        ),
+        (
+            "iceberg_rewrite_position_delete_files",
+            Self::RewritePositionDeleteFiles,
         ),
     ];
 
@@ -219,6 +235,11 @@ impl IcebergProcedure {
                 MAX_COLUMNS,
             ),
             Self::ComputePartitionStats => ("iceberg_compute_partition_stats('<table>')", 1, 1),
+            Self::RewritePositionDeleteFiles => (
+                "iceberg_rewrite_position_delete_files('<table>' [, 'key=value' ...])",
+                1,
+                MAX_COLUMNS,
+            ),
         }
     }
 }
@@ -258,6 +279,10 @@ impl TableFunctionImpl for IcebergProcedure {
             Self::CherryPick => call.number = optional_integer(1, "snapshot id")?,
             Self::RewriteManifests => call.number = optional_integer(1, "target size")?,
             Self::ComputePartitionStats => {}
+            Self::RewritePositionDeleteFiles => {
+                call.names = (1..values.len()).map(name).collect::<DFResult<_>>()?;
+                position_delete_options(&call.names)?;
+            }
             Self::ComputeTableStats => {
                 for i in 1..values.len() {
                     let names = name(i)?;
@@ -307,6 +332,7 @@ async fn run_procedure(
     call: &ProcedureCall,
 ) -> crate::Result<(String, String)> {
     use crate::maintenance::BranchRetention;
+    use crate::maintenance::rewrite_position_delete_files;
     use crate::maintenance::{OrphanFiles, remove_orphan_files, rewrite_manifests};
     use crate::statistics::{ComputePartitionStats, compute_partition_stats};
     use crate::statistics::{ComputeTableStats, compute_table_stats};
@@ -382,6 +408,18 @@ async fn run_procedure(
                 format!("snapshot {}: {detail}", done.snapshot_id),
             )
         }
+        IcebergProcedure::RewritePositionDeleteFiles => {
+            let options = position_delete_options(&call.names)?;
+            let done = rewrite_position_delete_files(manager.target(), &options).await?;
+            let detail = match done.snapshot {
+                Some(id) => format!(
+                    "{} delete file(s) into {} (snapshot {id})",
+                    done.rewritten_delete_files, done.added_delete_files
+                ),
+                None => "nothing to rewrite".to_string(),
+            };
+            ("rewrite position delete files".into(), detail)
+        }
         IcebergProcedure::RemoveOrphanFiles => {
             let mut options = OrphanFiles::new();
             if let Some(ms) = number {
@@ -402,6 +440,24 @@ async fn run_procedure(
             )
         }
     })
+}
+
+/// The options of `iceberg_rewrite_position_delete_files` from its `key=value` arguments (also
+/// those of `icefloe rewrite-position-deletes`).
+pub(crate) fn position_delete_options(
+    pairs: &[String],
+) -> crate::Result<crate::maintenance::RewritePositionDeletes> {
+    let mut options = crate::maintenance::RewritePositionDeletes::new();
+    for pair in pairs {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(crate::Error::invalid(
+                format_args!("option '{pair}'"),
+                "expected 'key=value'",
+            ));
+        };
+        options = options.with_option(key, value)?;
+    }
+    Ok(options)
 }
 
 /// The work of a call, run once per read of its result.

@@ -7,7 +7,7 @@ use datafusion::sql::parser::Statement;
 use datafusion::sql::sqlparser::ast::{ObjectName, Statement as SqlStatement, visit_relations};
 use std::ops::ControlFlow;
 
-use super::procedures::IcebergProcedure;
+use super::procedures::{IcebergProcedure, REWRITE_DATA_FILES};
 
 /// The table functions that commit (maintenance procedures).
 fn is_procedure(name: &ObjectName) -> bool {
@@ -18,6 +18,7 @@ fn is_procedure(name: &ObjectName) -> bool {
     IcebergProcedure::ALL.iter().any(|(n, _)| *n == last)
         || last == "iceberg_expire_snapshots"
         || last == "iceberg_rollback_to_snapshot"
+        || last == REWRITE_DATA_FILES
 }
 
 /// What in `query` (one statement or several, in the session's dialect) would write: `None`
@@ -156,6 +157,10 @@ mod tests {
             (
                 "SELECT * FROM iceberg_compute_table_stats('db.t')",
                 "iceberg_compute_table_stats",
+            ),
+            (
+                "SELECT * FROM iceberg_rewrite_data_files('db.t', 'min-input-files=2')",
+                "iceberg_rewrite_data_files",
             ),
         ];
         for (sql, named) in written {

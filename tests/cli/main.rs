@@ -799,6 +799,8 @@ fn read_only_refuses_writes_and_relocate_says_where_writes_go() {
     );
 }
 
+#[cfg(unix)]
+mod compaction;
 mod readme;
 mod safety;
 #[cfg(unix)]

@@ -15,16 +15,16 @@ use serde_json::json;
 use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
 
 /// One table of the check: how icefloe creates it, and its DuckDB twin.
-struct Case {
-    name: &'static str,
+pub(super) struct Case {
+    pub(super) name: &'static str,
     /// `PARTITION BY (...) TBLPROPERTIES (...)` of icefloe's CREATE TABLE.
-    clauses: &'static str,
+    pub(super) clauses: &'static str,
 }
 
 pub(super) const COLUMNS: &str =
     "id BIGINT NOT NULL, name VARCHAR, region VARCHAR, d DATE, amount DOUBLE";
 
-const CASES: [Case; 7] = [
+pub(super) const CASES: [Case; 7] = [
     Case {
         name: "db.cow_plain",
         clauses: "",

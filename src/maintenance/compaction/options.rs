@@ -53,6 +53,7 @@ pub struct RewriteDataFiles {
     pub(super) use_starting_sequence_number: bool,
     pub(super) remove_dangling_deletes: bool,
     pub(super) progress: Progress,
+    pub(super) file_progress: Progress,
     pub(super) cancel: Cancel,
 }
 
@@ -76,6 +77,7 @@ impl Default for RewriteDataFiles {
             use_starting_sequence_number: true,
             remove_dangling_deletes: false,
             progress: Progress::default(),
+            file_progress: Progress::default(),
             cancel: Cancel::default(),
         }
     }
@@ -103,6 +105,13 @@ impl RewriteDataFiles {
     /// Reports `(bytes rewritten, bytes to rewrite)` as rows are written.
     pub fn with_progress(mut self, progress: Progress) -> Self {
         self.progress = progress;
+        self
+    }
+
+    /// Reports `(data files rewritten, data files to rewrite)` once planned and as each
+    /// group's rewrite finishes (before its commit; a failed group counts as finished too).
+    pub fn with_file_progress(mut self, progress: Progress) -> Self {
+        self.file_progress = progress;
         self
     }
 

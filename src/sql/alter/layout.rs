@@ -100,16 +100,7 @@ pub(super) fn with_layout(
             distribution,
             order,
         } => {
-            let order = order.iter().fold(ReplaceSortOrder::new(), |order, item| {
-                let null_order = item.null_order.unwrap_or(match item.direction {
-                    SortDirection::Ascending => NullOrder::First,
-                    SortDirection::Descending => NullOrder::Last,
-                });
-                let Term {
-                    source, transform, ..
-                } = &item.term;
-                order.field(source, transform.clone(), item.direction, null_order)
-            });
+            let order = sort_order(order);
             let mode = [(WRITE_DISTRIBUTION_MODE.key(), distribution.as_str())];
             return Ok(transaction
                 .replace_sort_order(order)
@@ -119,6 +110,21 @@ pub(super) fn with_layout(
     // Errors of the change itself surface before anything is committed.
     update.apply(metadata)?;
     Ok(transaction.update_spec(update))
+}
+
+/// The sort order of `items`; nulls first when ascending, last when descending, unless said
+/// (Spark's defaults).
+pub(super) fn sort_order(items: &[SortItem]) -> ReplaceSortOrder {
+    items.iter().fold(ReplaceSortOrder::new(), |order, item| {
+        let null_order = item.null_order.unwrap_or(match item.direction {
+            SortDirection::Ascending => NullOrder::First,
+            SortDirection::Descending => NullOrder::Last,
+        });
+        let Term {
+            source, transform, ..
+        } = &item.term;
+        order.field(source, transform.clone(), item.direction, null_order)
+    })
 }
 
 fn add(update: UpdateSpec, term: &Term, name: Option<&str>) -> UpdateSpec {

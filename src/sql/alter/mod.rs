@@ -41,7 +41,7 @@ use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 
 use super::IcebergTarget;
 use crate::spec::FormatVersion;
-use crate::transaction::{ColumnPosition, Transaction};
+use crate::transaction::{ColumnPosition, ReplaceSortOrder, Transaction};
 use layout::Layout;
 use parse::{Reader, word};
 
@@ -119,14 +119,34 @@ pub(super) fn parse_alter(
         return Ok(None);
     }
     let mut reader = Reader { parser, normalize };
-    let alter = reader.statement().map_err(|e| {
-        let message = match e {
-            ParserError::ParserError(m) | ParserError::TokenizerError(m) => m,
-            other => other.to_string(),
-        };
-        plan_datafusion_err!("ALTER TABLE: {message}")
-    })?;
+    let alter = reader
+        .statement()
+        .map_err(|e| plan_datafusion_err!("ALTER TABLE: {}", parser_message(e)))?;
     Ok(Some(alter))
+}
+
+/// A sort order as `WRITE ORDERED BY` takes it (`id DESC NULLS LAST, bucket(4, x)`), on its
+/// own: the `sort-order` of `iceberg_rewrite_data_files`.
+pub(super) fn parse_sort_order(
+    text: &str,
+    dialect: &dyn Dialect,
+    normalize: bool,
+) -> crate::Result<ReplaceSortOrder> {
+    let refused = |e: ParserError| {
+        crate::Error::invalid(format_args!("sort order '{text}'"), parser_message(e))
+    };
+    let parser = Parser::new(dialect).try_with_sql(text).map_err(refused)?;
+    let mut reader = Reader { parser, normalize };
+    let items = reader.sort_order().map_err(refused)?;
+    Ok(layout::sort_order(&items))
+}
+
+/// A parser error's own text (sqlparser's `Display` prefixes its kind).
+fn parser_message(e: ParserError) -> String {
+    match e {
+        ParserError::ParserError(m) | ParserError::TokenizerError(m) => m,
+        other => other.to_string(),
+    }
 }
 
 /// Runs `alter` on the Iceberg table `target` names.

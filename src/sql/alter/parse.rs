@@ -362,6 +362,13 @@ impl Reader<'_> {
         })
     }
 
+    /// Sort items and nothing after them (a sort order given on its own).
+    pub(super) fn sort_order(&mut self) -> Parsed<Vec<SortItem>> {
+        let items = self.sort_items()?;
+        self.parser.expect_token(&Token::EOF)?;
+        Ok(items)
+    }
+
     /// Sort items, comma-separated, optionally in parentheses.
     fn sort_items(&mut self) -> Parsed<Vec<SortItem>> {
         let parenthesised = self.parser.consume_token(&Token::LParen);
