@@ -49,7 +49,7 @@ pub fn split_by_partition(
     // in Java's partition tuples).
     let mut index: HashMap<Vec<Option<Vec<u8>>>, usize> = HashMap::new();
     let too_large = || Error::invalid("a batch of more than 2^32 rows", "is too large to split");
-    for run in runs_of_equal_sources(batch.num_rows(), &sources) {
+    for run in runs_of_equal_keys(batch.num_rows(), &spec.fields, &sources) {
         // Rows with equal source values have equal partition values: one tuple per run.
         let tuple = spec
             .fields
@@ -85,17 +85,18 @@ pub fn split_by_partition(
         .collect()
 }
 
-/// The runs of consecutive rows (of `rows`) whose source columns hold equal values (Arrow's
-/// `partition` kernel: equal bits, NULL equal to NULL), so that each run has one partition
-/// tuple; every row on its own when the columns cannot be compared.
-fn runs_of_equal_sources(
+/// The runs of consecutive rows (of `rows`) whose partition fields' run keys ([`run_key`]) hold
+/// equal values (Arrow's `partition` kernel: equal bits, NULL equal to NULL), so that each run
+/// has one partition tuple; every row on its own when the columns cannot be compared.
+fn runs_of_equal_keys(
     rows: usize,
+    fields: &[PartitionField],
     sources: &[Option<(ArrayRef, PrimitiveType)>],
 ) -> Vec<std::ops::Range<usize>> {
-    let columns: Vec<ArrayRef> = sources
+    let columns: Vec<ArrayRef> = fields
         .iter()
-        .flatten()
-        .map(|(column, _)| Arc::clone(column))
+        .zip(sources)
+        .filter_map(|(field, source)| source.as_ref().map(|(column, _)| run_key(field, column)))
         .collect();
     if rows == 0 {
         return Vec::new();
@@ -107,6 +108,33 @@ fn runs_of_equal_sources(
         Ok(runs) => runs.ranges(),
         Err(_) => (0..rows).map(|row| row..row + 1).collect(),
     }
+}
+
+/// What rows of one run must share for `field`: the source value, or for time transforms of
+/// timestamps the day (`year`, `month`, `day`) or hour (`hour`) it falls in, floored (before
+/// 1970 too), so that the rows of one day are one run however their times differ. Equal keys
+/// mean equal partition values; the tuple itself comes from the transform (the spec's).
+fn run_key(field: &PartitionField, column: &ArrayRef) -> ArrayRef {
+    const HOUR_MICROS: i64 = 3_600_000_000;
+    const DAY_MICROS: i64 = 24 * HOUR_MICROS;
+    let unit = match field.transform {
+        Transform::Year | Transform::Month | Transform::Day => DAY_MICROS,
+        Transform::Hour => HOUR_MICROS,
+        _ => return Arc::clone(column),
+    };
+    let keyed: Option<ArrayRef> = match column.data_type() {
+        DataType::Timestamp(TimeUnit::Microsecond, _) => column
+            .as_primitive_opt::<TimestampMicrosecondType>()
+            .map(|a| Arc::new(a.unary::<_, Int64Type>(|v| v.div_euclid(unit))) as ArrayRef),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+            let step = unit.saturating_mul(1_000);
+            column
+                .as_primitive_opt::<TimestampNanosecondType>()
+                .map(|a| Arc::new(a.unary::<_, Int64Type>(|v| v.div_euclid(step))) as ArrayRef)
+        }
+        _ => None,
+    };
+    keyed.unwrap_or_else(|| Arc::clone(column))
 }
 
 /// A partition field's source column and type; `None` for a `void` field (always null).

@@ -220,3 +220,59 @@ fn batches_without_field_ids_are_matched_by_schema_position() {
     assert_eq!(parts[1].0, vec![None, None]);
     assert_eq!(parts.len(), 4);
 }
+
+/// Rows of one day, hour or month with different times are one run, one file: the runs are
+/// keyed by the floored day or hour. Around midnight and before 1970 the floor, not the
+/// truncation toward zero, decides: -1 µs is day -1, 0 is day 0.
+#[test]
+fn rows_of_one_day_with_different_times_are_one_partition() {
+    let day = 24 * HOUR;
+    let times = [0, 1, HOUR, day - 1, -1, -day, -day - 1, day, 2 * day - 1];
+    let arrow = Arc::new(schema_to_arrow(&schema()).unwrap());
+    let n = times.len();
+    let ts = TimestampMicrosecondArray::from(times.map(Some).to_vec()).with_timezone("+00:00");
+    let DataType::Struct(s_fields) = arrow.field(3).data_type().clone() else {
+        panic!()
+    };
+    let s = StructArray::new_null(s_fields, n);
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from((0..n as i32).collect::<Vec<_>>())),
+        Arc::new(StringViewArray::from(vec![None::<&str>; n])),
+        Arc::new(ts),
+        Arc::new(s),
+    ];
+    let batch = RecordBatch::try_new(arrow, columns).unwrap();
+    let split = |transform: Transform| {
+        let parts = split_by_partition(&batch, &spec(&[(3, "t", transform)]), &schema()).unwrap();
+        parts
+            .iter()
+            .map(|(tuple, rows)| (tuple[0].clone(), ids(rows)))
+            .collect::<Vec<_>>()
+    };
+    let some = |ids: &[i32]| ids.iter().map(|i| Some(*i)).collect::<Vec<_>>();
+    assert_eq!(
+        split(Transform::Day),
+        vec![
+            (Some(L::Date(0)), some(&[0, 1, 2, 3])),
+            (Some(L::Date(-1)), some(&[4, 5])),
+            (Some(L::Date(-2)), some(&[6])),
+            (Some(L::Date(1)), some(&[7, 8])),
+        ]
+    );
+    assert_eq!(
+        split(Transform::Hour),
+        vec![
+            (Some(L::Int(0)), some(&[0, 1])),
+            (Some(L::Int(1)), some(&[2])),
+            (Some(L::Int(23)), some(&[3])),
+            (Some(L::Int(-1)), some(&[4])),
+            (Some(L::Int(-24)), some(&[5])),
+            (Some(L::Int(-25)), some(&[6])),
+            (Some(L::Int(24)), some(&[7])),
+            (Some(L::Int(47)), some(&[8])),
+        ]
+    );
+    // Months: 1969-12 is -1, 1970-01 is 0.
+    let months: Vec<Option<L>> = split(Transform::Month).into_iter().map(|(m, _)| m).collect();
+    assert_eq!(months, vec![Some(L::Int(0)), Some(L::Int(-1))]);
+}
