@@ -48,6 +48,21 @@ fn snapshot_exists(current: &TableMetadata, snapshot_id: i64, path: &str) -> Res
     }
 }
 
+/// The change of a statistics action: `update`, once the snapshot the file describes is still
+/// in the table.
+fn statistics_change(
+    current: &TableMetadata,
+    snapshot_id: i64,
+    path: &str,
+    update: TableUpdate,
+) -> Result<Changes> {
+    snapshot_exists(current, snapshot_id, path)?;
+    Ok(Changes {
+        requirements: Vec::new(),
+        updates: vec![update],
+    })
+}
+
 #[async_trait]
 impl Action for SetStatistics {
     fn validate(&self, _base: &TableMetadata, current: &TableMetadata) -> Result<()> {
@@ -59,13 +74,11 @@ impl Action for SetStatistics {
         _context: &CommitContext<'_>,
         current: &TableMetadata,
     ) -> Result<Changes> {
-        snapshot_exists(current, self.file.snapshot_id, &self.file.statistics_path)?;
-        Ok(Changes {
-            requirements: Vec::new(),
-            updates: vec![TableUpdate::SetStatistics {
-                statistics: self.file.clone(),
-            }],
-        })
+        let file = &self.file;
+        let update = TableUpdate::SetStatistics {
+            statistics: file.clone(),
+        };
+        statistics_change(current, file.snapshot_id, &file.statistics_path, update)
     }
 
     fn written(&self) -> Vec<String> {
@@ -84,13 +97,11 @@ impl Action for SetPartitionStatistics {
         _context: &CommitContext<'_>,
         current: &TableMetadata,
     ) -> Result<Changes> {
-        snapshot_exists(current, self.file.snapshot_id, &self.file.statistics_path)?;
-        Ok(Changes {
-            requirements: Vec::new(),
-            updates: vec![TableUpdate::SetPartitionStatistics {
-                partition_statistics: self.file.clone(),
-            }],
-        })
+        let file = &self.file;
+        let update = TableUpdate::SetPartitionStatistics {
+            partition_statistics: file.clone(),
+        };
+        statistics_change(current, file.snapshot_id, &file.statistics_path, update)
     }
 
     fn written(&self) -> Vec<String> {

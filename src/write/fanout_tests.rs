@@ -273,6 +273,9 @@ fn rows_of_one_day_with_different_times_are_one_partition() {
         ]
     );
     // Months: 1969-12 is -1, 1970-01 is 0.
-    let months: Vec<Option<L>> = split(Transform::Month).into_iter().map(|(m, _)| m).collect();
+    let months: Vec<Option<L>> = split(Transform::Month)
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect();
     assert_eq!(months, vec![Some(L::Int(0)), Some(L::Int(-1))]);
 }

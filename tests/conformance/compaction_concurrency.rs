@@ -22,7 +22,7 @@ use icefloe::maintenance::{
 };
 use icefloe::spec::{DataContentType, DataFile, FileFormat, Literal};
 use icefloe::transaction::RowDelta;
-use icefloe::{Error, FileIO, Relocation, Table, WriteTarget};
+use icefloe::{Error, FileIO, Table, WriteTarget};
 
 /// Ids written to `eu` (three commits: 1-3, 4-6, 7-9) and to `us` (ids + 100).
 const EU: [i64; 9] = [1, 2, 3, 4, 5, 6, 7, 8, 9];
@@ -32,23 +32,10 @@ fn all_ids() -> BTreeSet<i64> {
 }
 
 async fn session(db: &Path) -> SessionContext {
-    let ctx = SessionContext::new();
-    icefloe::session::register_catalog_as_default(&ctx, db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
-    ctx
+    crate::support::catalog_session(db).await
 }
 
-async fn run(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
-    let frame = icefloe::sql::sql(ctx, sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    frame
-        .collect()
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
+use crate::support::run_sql as run;
 
 async fn int_column(ctx: &SessionContext, sql: &str) -> Vec<i64> {
     let batches = run(ctx, sql).await;

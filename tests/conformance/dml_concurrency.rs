@@ -7,35 +7,22 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::Int64Type;
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::SessionContext;
+use icefloe::FileIO;
 use icefloe::catalog::SqliteCatalog;
-use icefloe::{FileIO, Relocation};
 
 /// A session on the catalog `db` (created when `create`).
 async fn session(db: &Path, create: bool) -> SessionContext {
     if create {
         SqliteCatalog::create(db, "default", FileIO::default()).unwrap();
     }
-    let ctx = SessionContext::new();
-    icefloe::session::register_catalog_as_default(&ctx, db, Relocation::default())
-        .await
-        .unwrap();
-    icefloe::sql::register(&ctx);
-    ctx
+    crate::support::catalog_session(db).await
 }
 
-async fn run(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
-    let frame = icefloe::sql::sql(ctx, sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    frame
-        .collect()
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
+use crate::support::run_sql as run;
 
 /// The statement planned now (its rows read from the table as it is now), to run later.
 async fn planned(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {

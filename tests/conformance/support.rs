@@ -539,3 +539,24 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A session on the SQLite catalog `db` as the default catalog, with icefloe's SQL.
+pub async fn catalog_session(db: &Path) -> SessionContext {
+    let ctx = SessionContext::new();
+    icefloe::session::register_catalog_as_default(&ctx, db, icefloe::Relocation::default())
+        .await
+        .unwrap();
+    icefloe::sql::register(&ctx);
+    ctx
+}
+
+/// Runs one statement through icefloe's SQL; an error fails the test, naming the statement.
+pub async fn run_sql(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+    let frame = icefloe::sql::sql(ctx, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    frame
+        .collect()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
