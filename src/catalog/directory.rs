@@ -438,9 +438,23 @@ impl Catalog for DirectoryCatalog {
 
     async fn load_table(&self, ident: &TableIdent) -> Result<Table> {
         let location = self.table_location(ident)?;
-        Table::load(self.io.clone(), &location)
+        let table = Table::load(self.io.clone(), &location)
             .await
-            .map_err(|e| self.load_error(ident, e))
+            .map_err(|e| self.load_error(ident, e))?;
+        // Remembered when that costs nothing (the parse's bytes are still cached): a commit
+        // that follows then proves it current by one existence check and one read, without
+        // listing `metadata/` and parsing the file again (see `load_for_commit`).
+        let name = table
+            .metadata_location()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        if let Some(version) = metadata_file_version(name)
+            && let Some(bytes) = parsed_bytes(&self.io, table.metadata_location(), table.metadata())
+        {
+            self.remember(&location, &table, version, Some(bytes)).await;
+        }
+        Ok(table)
     }
 
     async fn load_table_for_write(&self, ident: &TableIdent) -> Result<Table> {

@@ -10,11 +10,10 @@
 //!
 //! Writers are pure: entries in, bytes out.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 
 use apache_avro::Schema as AvroSchema;
-use apache_avro::types::Value;
-use apache_avro::writer::datum::GenericDatumWriter;
 use flate2::Compression;
 use flate2::write::DeflateEncoder;
 use serde_json::{Value as Json, json};
@@ -51,12 +50,12 @@ const V1_BLOCK_SIZE_IN_BYTES: i64 = 64 * 1024 * 1024;
 /// cannot hold or that do not fit the partition type, for a deletes manifest in v1 and for a
 /// spec whose source columns are not in `schema`; [`Error::Unsupported`] for a partition
 /// type icefloe cannot write (`variant`, ...).
-pub fn write_manifest(
+pub fn write_manifest<E: Borrow<ManifestEntry>>(
     metadata: &TableMetadata,
     schema: &Schema,
     spec: &PartitionSpec,
     content: ManifestContent,
-    entries: &[ManifestEntry],
+    entries: &[E],
 ) -> Result<Vec<u8>> {
     let version = metadata.format_version;
     if version == FormatVersion::V1 && content == ManifestContent::Deletes {
@@ -67,7 +66,7 @@ pub fn write_manifest(
     }
     let partition_type = spec.partition_type(schema)?;
     let schema_json = manifest_entry_schema(version, &partition_type)?;
-    let avro_schema = parse_schema(&schema_json)?;
+    check_schema(&schema_json)?;
     let header = [
         ("schema", schema.to_json().to_string()),
         ("schema-id", schema.schema_id.to_string()),
@@ -76,15 +75,13 @@ pub fn write_manifest(
         ("format-version", version.number().to_string()),
         ("content", content_name(content).to_string()),
     ];
-    let records = entries
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| {
-            manifest_entry(entry, version, &partition_type)
-                .map_err(|e| e.within(format_args!("manifest entry {index}")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    write_container(&schema_json, &avro_schema, &header, &records)
+    let partition = partition_fields(&partition_type)?;
+    let mut block = Encoder::default();
+    for (index, entry) in entries.iter().enumerate() {
+        manifest_entry(&mut block, entry.borrow(), version, &partition)
+            .map_err(|e| e.within(format_args!("manifest entry {index}")))?;
+    }
+    write_container(&schema_json, &header, &block.out, entries.len())
 }
 
 /// The Avro bytes of the manifest list of snapshot `snapshot_id` (spec: "Manifest Lists").
@@ -105,7 +102,7 @@ pub fn write_manifest_list(
     manifests: &[ManifestFile],
 ) -> Result<Vec<u8>> {
     let schema_json = manifest_file_schema(format_version);
-    let avro_schema = parse_schema(&schema_json)?;
+    check_schema(&schema_json)?;
     let mut header = vec![
         ("snapshot-id", snapshot_id.to_string()),
         (
@@ -127,14 +124,12 @@ pub fn write_manifest_list(
             header.push(("first-row-id", first_row_id.to_string()));
         }
     }
-    let records = manifests
-        .iter()
-        .map(|m| {
-            manifest_file(m, format_version)
-                .map_err(|e| e.within(format_args!("manifest_file {}", m.manifest_path)))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    write_container(&schema_json, &avro_schema, &header, &records)
+    let mut block = Encoder::default();
+    for m in manifests {
+        manifest_file(&mut block, m, format_version)
+            .map_err(|e| e.within(format_args!("manifest_file {}", m.manifest_path)))?;
+    }
+    write_container(&schema_json, &header, &block.out, manifests.len())
 }
 
 /// `content` as the manifest header writes it.
@@ -145,9 +140,10 @@ fn content_name(content: ManifestContent) -> &'static str {
     }
 }
 
-/// Parses a schema built here; a failure is a bug in the builders or an unwritable type.
-fn parse_schema(schema: &Json) -> Result<AvroSchema> {
-    AvroSchema::parse(schema).map_err(|e| {
+/// Checks that a schema built here is one Avro readers accept (apache-avro parses it); a
+/// failure is a bug in the builders or an unwritable type.
+fn check_schema(schema: &Json) -> Result<()> {
+    AvroSchema::parse(schema).map(drop).map_err(|e| {
         Error::invalid(
             "the Avro schema built",
             format_args!("apache-avro refuses it: {e}"),
@@ -156,7 +152,7 @@ fn parse_schema(schema: &Json) -> Result<AvroSchema> {
 }
 
 /// Writes an Avro object container: the header (magic, metadata, sync marker), then one
-/// block of `records` validated against `schema`, deflated (see [`deflate`]).
+/// block of `count` records (`block`, their encoding), deflated (see [`deflate`]).
 ///
 /// The header's `avro.schema` is `schema_json` as built here, not apache-avro's rendering of
 /// the parsed schema: that rendering drops attributes readers depend on (Iceberg's
@@ -164,24 +160,11 @@ fn parse_schema(schema: &Json) -> Result<AvroSchema> {
 /// read the metrics maps).
 fn write_container(
     schema_json: &Json,
-    schema: &AvroSchema,
     header: &[(&str, String)],
-    records: &[Value],
+    block: &[u8],
+    count: usize,
 ) -> Result<Vec<u8>> {
-    let failed = |e: apache_avro::Error| {
-        Error::invalid(
-            "the records",
-            format_args!("cannot be written as Avro: {e}"),
-        )
-    };
-    let datum = GenericDatumWriter::builder(schema)
-        .build()
-        .map_err(failed)?;
-    let mut block = Vec::new();
-    for record in records {
-        datum.write_value_ref(&mut block, record).map_err(failed)?;
-    }
-    let block = deflate(&block)
+    let block = deflate(block)
         .map_err(|e| Error::invalid("an Avro block", format_args!("cannot be deflated: {e}")))?;
     let mut metadata: Vec<(&str, &[u8])> = vec![("avro.codec", b"deflate")];
     let schema_text = schema_json.to_string();
@@ -196,8 +179,8 @@ fn write_container(
     }
     write_long(&mut out, 0);
     out.extend_from_slice(&sync);
-    if !records.is_empty() {
-        write_long(&mut out, records.len() as i64);
+    if count > 0 {
+        write_long(&mut out, count as i64);
         write_bytes(&mut out, &block);
         out.extend_from_slice(&sync);
     }
@@ -504,50 +487,107 @@ fn manifest_file_schema(version: FormatVersion) -> Json {
 
 // ---- values ------------------------------------------------------------------------------
 
-/// The non-null branch of a `["null", T]` union.
-fn some(value: Value) -> Value {
-    Value::Union(1, Box::new(value))
+/// Avro's binary encoding (spec Appendix A; Avro 1.11 "Binary Encoding"), written straight
+/// from icefloe's structs in the order the schemas above declare: no generic value tree, so a
+/// manifest of thousands of entries costs one pass over them and no allocation per field.
+#[derive(Default)]
+struct Encoder {
+    out: Vec<u8>,
 }
 
-/// The null branch of a `["null", T]` union.
-fn null() -> Value {
-    Value::Union(0, Box::new(Value::Null))
-}
-
-fn optional<T>(value: Option<T>, to_value: impl FnOnce(T) -> Value) -> Value {
-    value.map_or_else(null, |v| some(to_value(v)))
-}
-
-fn record_value(fields: Vec<(&str, Value)>) -> Value {
-    Value::Record(
-        fields
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), value))
-            .collect(),
-    )
-}
-
-/// A `map<int, T>` as key/value records in key order; an empty map is null.
-fn int_map_value<T>(map: &HashMap<i32, T>, to_value: impl Fn(&T) -> Value) -> Value {
-    if map.is_empty() {
-        return null();
+impl Encoder {
+    fn int(&mut self, v: i32) {
+        write_long(&mut self.out, i64::from(v));
     }
-    let mut keys: Vec<_> = map.keys().copied().collect();
-    keys.sort_unstable();
-    some(Value::Array(
-        keys.into_iter()
-            .filter_map(|k| map.get(&k).map(|v| (k, v)))
-            .map(|(k, v)| record_value(vec![("key", Value::Int(k)), ("value", to_value(v))]))
-            .collect(),
-    ))
-}
 
-/// Bounds: absent stays null (not collected), an empty map stays an empty array.
-fn bounds_value(bounds: Option<&HashMap<i32, Vec<u8>>>) -> Value {
-    match bounds {
-        None => null(),
-        Some(map) if map.is_empty() => some(Value::Array(Vec::new())),
-        Some(map) => int_map_value(map, |b| Value::Bytes(b.clone())),
+    fn long(&mut self, v: i64) {
+        write_long(&mut self.out, v);
+    }
+
+    fn boolean(&mut self, v: bool) {
+        self.out.push(u8::from(v));
+    }
+
+    fn float(&mut self, v: f32) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn double(&mut self, v: f64) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn bytes(&mut self, v: &[u8]) {
+        write_bytes(&mut self.out, v);
+    }
+
+    fn string(&mut self, v: &str) {
+        self.bytes(v.as_bytes());
+    }
+
+    /// A `fixed`: its bytes alone (the size is the schema's).
+    fn fixed(&mut self, v: &[u8]) {
+        self.out.extend_from_slice(v);
+    }
+
+    /// The null branch (index 0) of a `["null", T]` union.
+    fn null(&mut self) {
+        self.long(0);
+    }
+
+    /// The branch index of the value (index 1) of a `["null", T]` union; the value follows.
+    fn some(&mut self) {
+        self.long(1);
+    }
+
+    fn optional<T>(&mut self, value: Option<T>, write: impl FnOnce(&mut Self, T)) {
+        match value {
+            None => self.null(),
+            Some(v) => {
+                self.some();
+                write(self, v);
+            }
+        }
+    }
+
+    /// An array: one block of its items (when there are any), then the empty block.
+    fn array<T>(
+        &mut self,
+        items: impl ExactSizeIterator<Item = T>,
+        mut write: impl FnMut(&mut Self, T),
+    ) {
+        if items.len() > 0 {
+            self.long(items.len() as i64);
+            for item in items {
+                write(self, item);
+            }
+        }
+        self.long(0);
+    }
+
+    /// A `map<int, T>` as key/value records in key order; an empty map is null.
+    fn int_map<T>(&mut self, map: &HashMap<i32, T>, write: impl Fn(&mut Self, &T)) {
+        if map.is_empty() {
+            return self.null();
+        }
+        let mut pairs: Vec<(i32, &T)> = map.iter().map(|(k, v)| (*k, v)).collect();
+        pairs.sort_unstable_by_key(|(k, _)| *k);
+        self.some();
+        self.array(pairs.into_iter(), |e, (key, value)| {
+            e.int(key);
+            write(e, value);
+        });
+    }
+
+    /// Bounds: absent stays null (not collected), an empty map stays an empty array.
+    fn bounds(&mut self, bounds: Option<&HashMap<i32, Vec<u8>>>) {
+        match bounds {
+            None => self.null(),
+            Some(map) if map.is_empty() => {
+                self.some();
+                self.array(std::iter::empty::<()>(), |_, ()| {});
+            }
+            Some(map) => self.int_map(map, |e, b| e.bytes(b)),
+        }
     }
 }
 
@@ -563,45 +603,45 @@ fn absent_in(version: FormatVersion, name: &str, is_set: bool) -> Result<()> {
     }
 }
 
+/// The partition fields' names and types, as their values are written.
+fn partition_fields(partition_type: &StructType) -> Result<Vec<(&str, &PrimitiveType)>> {
+    partition_type
+        .fields
+        .iter()
+        .map(|f| Ok((f.name.as_str(), primitive_of(&f.field_type, &f.name)?)))
+        .collect()
+}
+
 fn manifest_entry(
+    e: &mut Encoder,
     entry: &ManifestEntry,
     version: FormatVersion,
-    partition_type: &StructType,
-) -> Result<Value> {
-    let mut fields = vec![("status", Value::Int(entry.status as i32))];
+    partition: &[(&str, &PrimitiveType)],
+) -> Result<()> {
+    let status = entry.status as i32;
     if version == FormatVersion::V1 {
         let snapshot_id = entry
             .snapshot_id
             .ok_or_else(|| Error::invalid("snapshot_id", "is required in format version 1"))?;
-        fields.push(("snapshot_id", Value::Long(snapshot_id)));
+        e.int(status);
+        e.long(snapshot_id);
     } else {
-        fields.extend([
-            ("snapshot_id", optional(entry.snapshot_id, Value::Long)),
-            (
-                "sequence_number",
-                optional(entry.sequence_number, Value::Long),
-            ),
-            (
-                "file_sequence_number",
-                optional(entry.file_sequence_number, Value::Long),
-            ),
-        ]);
+        e.int(status);
+        e.optional(entry.snapshot_id, Encoder::long);
+        e.optional(entry.sequence_number, Encoder::long);
+        e.optional(entry.file_sequence_number, Encoder::long);
     }
-    fields.push((
-        "data_file",
-        data_file(&entry.data_file, version, partition_type)?,
-    ));
-    Ok(record_value(fields))
+    data_file(e, &entry.data_file, version, partition)
 }
 
 fn data_file(
+    e: &mut Encoder,
     file: &DataFile,
     version: FormatVersion,
-    partition_type: &StructType,
-) -> Result<Value> {
+    partition: &[(&str, &PrimitiveType)],
+) -> Result<()> {
     let v1 = version == FormatVersion::V1;
     let v3 = version >= FormatVersion::V3;
-    let mut fields = Vec::with_capacity(24);
     if v1 {
         absent_in(
             version,
@@ -614,8 +654,6 @@ fn data_file(
             "referenced_data_file",
             file.referenced_data_file.is_some(),
         )?;
-    } else {
-        fields.push(("content", Value::Int(file.content as i32)));
     }
     if !v3 {
         absent_in(version, "first_row_id", file.first_row_id.is_some())?;
@@ -626,156 +664,116 @@ fn data_file(
             file.content_size_in_bytes.is_some(),
         )?;
     }
-    let long = |v: &i64| Value::Long(*v);
-    fields.extend([
-        ("file_path", Value::String(file.file_path.clone())),
-        (
-            "file_format",
-            Value::String(file_format_name(&file.file_format)),
-        ),
-        (
-            "partition",
-            partition_value(&file.partition, partition_type)?,
-        ),
-        ("record_count", Value::Long(file.record_count)),
-        ("file_size_in_bytes", Value::Long(file.file_size_in_bytes)),
-    ]);
+    if !v1 {
+        e.int(file.content as i32);
+    }
+    e.string(&file.file_path);
+    e.string(file_format_name(&file.file_format));
+    partition_value(e, &file.partition, partition)?;
+    e.long(file.record_count);
+    e.long(file.file_size_in_bytes);
     if v1 {
-        fields.push(("block_size_in_bytes", Value::Long(V1_BLOCK_SIZE_IN_BYTES)));
+        e.long(V1_BLOCK_SIZE_IN_BYTES);
     }
-    fields.extend([
-        ("column_sizes", int_map_value(&file.column_sizes, long)),
-        ("value_counts", int_map_value(&file.value_counts, long)),
-        (
-            "null_value_counts",
-            int_map_value(&file.null_value_counts, long),
-        ),
-        (
-            "nan_value_counts",
-            int_map_value(&file.nan_value_counts, long),
-        ),
-        ("lower_bounds", bounds_value(file.lower_bounds.as_ref())),
-        ("upper_bounds", bounds_value(file.upper_bounds.as_ref())),
-        (
-            "key_metadata",
-            optional(file.key_metadata.clone(), Value::Bytes),
-        ),
-        (
-            "split_offsets",
-            optional(file.split_offsets.as_ref(), |s| {
-                Value::Array(s.iter().map(long).collect())
-            }),
-        ),
-    ]);
+    let long = |e: &mut Encoder, v: &i64| e.long(*v);
+    e.int_map(&file.column_sizes, long);
+    e.int_map(&file.value_counts, long);
+    e.int_map(&file.null_value_counts, long);
+    e.int_map(&file.nan_value_counts, long);
+    e.bounds(file.lower_bounds.as_ref());
+    e.bounds(file.upper_bounds.as_ref());
+    e.optional(file.key_metadata.as_deref(), Encoder::bytes);
+    e.optional(file.split_offsets.as_ref(), |e, offsets| {
+        e.array(offsets.iter(), long);
+    });
     if !v1 {
-        fields.push((
-            "equality_ids",
-            optional(file.equality_ids.as_ref(), |ids| {
-                Value::Array(ids.iter().map(|id| Value::Int(*id)).collect())
-            }),
-        ));
+        e.optional(file.equality_ids.as_ref(), |e, ids| {
+            e.array(ids.iter(), |e, id| e.int(*id));
+        });
     }
-    fields.push(("sort_order_id", optional(file.sort_order_id, Value::Int)));
+    e.optional(file.sort_order_id, Encoder::int);
     if v3 {
-        fields.push(("first_row_id", optional(file.first_row_id, Value::Long)));
+        e.optional(file.first_row_id, Encoder::long);
     }
     if !v1 {
-        fields.push((
-            "referenced_data_file",
-            optional(file.referenced_data_file.clone(), Value::String),
-        ));
+        e.optional(file.referenced_data_file.as_deref(), Encoder::string);
     }
     if v3 {
-        fields.extend([
-            ("content_offset", optional(file.content_offset, Value::Long)),
-            (
-                "content_size_in_bytes",
-                optional(file.content_size_in_bytes, Value::Long),
-            ),
-        ]);
+        e.optional(file.content_offset, Encoder::long);
+        e.optional(file.content_size_in_bytes, Encoder::long);
     }
-    Ok(record_value(fields))
+    Ok(())
 }
 
-fn file_format_name(format: &FileFormat) -> String {
+fn file_format_name(format: &FileFormat) -> &str {
     match format {
-        FileFormat::Parquet => "PARQUET".into(),
-        FileFormat::Avro => "AVRO".into(),
-        FileFormat::Orc => "ORC".into(),
-        FileFormat::Puffin => "PUFFIN".into(),
-        FileFormat::Other(name) => name.clone(),
+        FileFormat::Parquet => "PARQUET",
+        FileFormat::Avro => "AVRO",
+        FileFormat::Orc => "ORC",
+        FileFormat::Puffin => "PUFFIN",
+        FileFormat::Other(name) => name,
     }
 }
 
 /// The `partition` record of a tuple: one value per partition field, in order.
-fn partition_value(tuple: &[Option<Literal>], partition_type: &StructType) -> Result<Value> {
-    if tuple.len() != partition_type.fields.len() {
+fn partition_value(
+    e: &mut Encoder,
+    tuple: &[Option<Literal>],
+    fields: &[(&str, &PrimitiveType)],
+) -> Result<()> {
+    if tuple.len() != fields.len() {
         return Err(Error::invalid(
             "the partition tuple",
             format_args!(
                 "has {} values but the partition type has {} fields",
                 tuple.len(),
-                partition_type.fields.len()
+                fields.len()
             ),
         ));
     }
-    let fields = partition_type
-        .fields
-        .iter()
-        .zip(tuple)
-        .map(|(f, value)| {
-            let ty = primitive_of(&f.field_type, &f.name)?;
-            let value = match value {
-                None => null(),
-                Some(v) => some(
-                    literal_value(v, ty)
-                        .map_err(|e| e.within(format_args!("partition field {}", f.name)))?,
-                ),
-            };
-            Ok((avro_name(&f.name), value))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Value::Record(fields))
+    for ((name, ty), value) in fields.iter().zip(tuple) {
+        match value {
+            None => e.null(),
+            Some(v) => {
+                e.some();
+                literal_value(e, v, ty)
+                    .map_err(|err| err.within(format_args!("partition field {name}")))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One partition value as the Avro type [`primitive_schema`] gives its type; an `int` is
 /// widened to a `long` and a `float` to a `double`, other mismatches are errors.
-fn literal_value(literal: &Literal, ty: &PrimitiveType) -> Result<Value> {
+fn literal_value(e: &mut Encoder, literal: &Literal, ty: &PrimitiveType) -> Result<()> {
     use Literal as L;
     use PrimitiveType as P;
-    Ok(match (ty, literal) {
-        (P::Boolean, L::Boolean(b)) => Value::Boolean(*b),
-        (P::Int, L::Int(i)) => Value::Int(*i),
-        (P::Long, L::Long(l)) => Value::Long(*l),
-        (P::Long, L::Int(i)) => Value::Long(i64::from(*i)),
-        (P::Float, L::Float(x)) => Value::Float(*x),
-        (P::Double, L::Double(x)) => Value::Double(*x),
-        (P::Double, L::Float(x)) => Value::Double(f64::from(*x)),
-        (P::Date, L::Date(d)) => Value::Date(*d),
-        (P::Time, L::Time(t)) => Value::TimeMicros(*t),
-        (P::Timestamp, L::Timestamp(t)) | (P::Timestamptz, L::Timestamptz(t)) => {
-            Value::TimestampMicros(*t)
-        }
-        (P::TimestampNs, L::TimestampNs(t)) | (P::TimestamptzNs, L::TimestamptzNs(t)) => {
-            Value::TimestampNanos(*t)
-        }
-        (P::String, L::String(s)) => Value::String(s.clone()),
-        (P::Binary, L::Binary(b)) => Value::Bytes(b.clone()),
-        (P::Uuid, L::Uuid(u)) => Value::Fixed(16, u.to_vec()),
-        (P::Fixed(size), L::Fixed(b)) if u64::try_from(b.len()) == Ok(*size) => {
-            Value::Fixed(b.len(), b.clone())
-        }
+    match (ty, literal) {
+        (P::Boolean, L::Boolean(b)) => e.boolean(*b),
+        (P::Int, L::Int(i)) | (P::Date, L::Date(i)) => e.int(*i),
+        (P::Long, L::Long(l)) | (P::Time, L::Time(l)) => e.long(*l),
+        (P::Long, L::Int(i)) => e.long(i64::from(*i)),
+        (P::Float, L::Float(x)) => e.float(*x),
+        (P::Double, L::Double(x)) => e.double(*x),
+        (P::Double, L::Float(x)) => e.double(f64::from(*x)),
+        (P::Timestamp, L::Timestamp(t))
+        | (P::Timestamptz, L::Timestamptz(t))
+        | (P::TimestampNs, L::TimestampNs(t))
+        | (P::TimestamptzNs, L::TimestamptzNs(t)) => e.long(*t),
+        (P::String, L::String(s)) => e.string(s),
+        (P::Binary, L::Binary(b)) => e.bytes(b),
+        (P::Uuid, L::Uuid(u)) => e.fixed(&u[..]),
+        (P::Fixed(size), L::Fixed(b)) if u64::try_from(b.len()) == Ok(*size) => e.fixed(b),
         (P::Decimal { precision, .. }, L::Decimal(unscaled)) => {
             let size = decimal_required_bytes(*precision)?;
-            Value::Fixed(
-                size,
-                sign_extended(*unscaled, size).ok_or_else(|| {
-                    Error::invalid(
-                        format_args!("decimal {unscaled}"),
-                        format_args!("does not fit precision {precision}"),
-                    )
-                })?,
-            )
+            let bytes = sign_extended(*unscaled, size).ok_or_else(|| {
+                Error::invalid(
+                    format_args!("decimal {unscaled}"),
+                    format_args!("does not fit precision {precision}"),
+                )
+            })?;
+            e.fixed(&bytes);
         }
         _ => {
             return Err(Error::invalid(
@@ -783,7 +781,8 @@ fn literal_value(literal: &Literal, ty: &PrimitiveType) -> Result<Value> {
                 format_args!("is not a {ty} value"),
             ));
         }
-    })
+    }
+    Ok(())
 }
 
 /// The big-endian two's complement of `v` in exactly `size` bytes, if it fits.
@@ -795,72 +794,66 @@ fn sign_extended(v: i128, size: usize) -> Option<Vec<u8>> {
     (head.iter().all(|&b| b == sign) && top_bit_matches).then(|| tail.to_vec())
 }
 
-fn manifest_file(m: &ManifestFile, version: FormatVersion) -> Result<Value> {
+fn manifest_file(e: &mut Encoder, m: &ManifestFile, version: FormatVersion) -> Result<()> {
     let v1 = version == FormatVersion::V1;
-    let mut fields = vec![
-        ("manifest_path", Value::String(m.manifest_path.clone())),
-        ("manifest_length", Value::Long(m.manifest_length)),
-        ("partition_spec_id", Value::Int(m.partition_spec_id)),
-    ];
     if v1 {
         absent_in(
             version,
             "a deletes manifest",
             m.content == ManifestContent::Deletes,
         )?;
-    } else {
-        fields.extend([
-            ("content", Value::Int(m.content as i32)),
-            ("sequence_number", Value::Long(m.sequence_number)),
-            ("min_sequence_number", Value::Long(m.min_sequence_number)),
-        ]);
     }
     if version < FormatVersion::V3 {
         absent_in(version, "first_row_id", m.first_row_id.is_some())?;
     }
-    fields.push(("added_snapshot_id", Value::Long(m.added_snapshot_id)));
-    let int_count = |name: &'static str, v: Option<i32>| count(v1, name, v.map(Value::Int));
-    let long_count = |name: &'static str, v: Option<i64>| count(v1, name, v.map(Value::Long));
-    fields.extend([
-        int_count("added_files_count", m.added_files_count)?,
-        int_count("existing_files_count", m.existing_files_count)?,
-        int_count("deleted_files_count", m.deleted_files_count)?,
-        long_count("added_rows_count", m.added_rows_count)?,
-        long_count("existing_rows_count", m.existing_rows_count)?,
-        long_count("deleted_rows_count", m.deleted_rows_count)?,
+    let counts = [
+        ("added_files_count", m.added_files_count.map(i64::from)),
         (
-            "partitions",
-            optional(m.partitions.as_ref(), |p| {
-                Value::Array(p.iter().map(field_summary).collect())
-            }),
+            "existing_files_count",
+            m.existing_files_count.map(i64::from),
         ),
-        (
-            "key_metadata",
-            optional(m.key_metadata.clone(), Value::Bytes),
-        ),
-    ]);
+        ("deleted_files_count", m.deleted_files_count.map(i64::from)),
+        ("added_rows_count", m.added_rows_count),
+        ("existing_rows_count", m.existing_rows_count),
+        ("deleted_rows_count", m.deleted_rows_count),
+    ];
+    if !v1 && let Some((name, _)) = counts.iter().find(|(_, count)| count.is_none()) {
+        return Err(Error::invalid(
+            *name,
+            "is required from format version 2 on",
+        ));
+    }
+    e.string(&m.manifest_path);
+    e.long(m.manifest_length);
+    e.int(m.partition_spec_id);
+    if !v1 {
+        e.int(m.content as i32);
+        e.long(m.sequence_number);
+        e.long(m.min_sequence_number);
+    }
+    e.long(m.added_snapshot_id);
+    // The file counts are Avro ints, the row counts longs: both encode as the same varint.
+    for (_, count) in counts {
+        match (v1, count) {
+            (true, count) => e.optional(count, Encoder::long),
+            (false, count) => e.long(count.unwrap_or_default()),
+        }
+    }
+    e.optional(m.partitions.as_ref(), |e, summaries| {
+        e.array(summaries.iter(), field_summary);
+    });
+    e.optional(m.key_metadata.as_deref(), Encoder::bytes);
     if version >= FormatVersion::V3 {
-        fields.push(("first_row_id", optional(m.first_row_id, Value::Long)));
+        e.optional(m.first_row_id, Encoder::long);
     }
-    Ok(record_value(fields))
+    Ok(())
 }
 
-/// A file or row count: optional in v1, required from v2 on.
-fn count(v1: bool, name: &'static str, value: Option<Value>) -> Result<(&'static str, Value)> {
-    match (v1, value) {
-        (true, value) => Ok((name, value.map_or_else(null, some))),
-        (false, Some(value)) => Ok((name, value)),
-        (false, None) => Err(Error::invalid(name, "is required from format version 2 on")),
-    }
-}
-
-fn field_summary(s: &FieldSummary) -> Value {
-    record_value(vec![
-        ("contains_null", Value::Boolean(s.contains_null)),
-        ("contains_nan", optional(s.contains_nan, Value::Boolean)),
-        ("lower_bound", optional(s.lower_bound.clone(), Value::Bytes)),
-        ("upper_bound", optional(s.upper_bound.clone(), Value::Bytes)),
-    ])
+fn field_summary(e: &mut Encoder, s: &FieldSummary) {
+    e.boolean(s.contains_null);
+    e.optional(s.contains_nan, Encoder::boolean);
+    e.optional(s.lower_bound.as_deref(), Encoder::bytes);
+    e.optional(s.upper_bound.as_deref(), Encoder::bytes);
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use apache_avro::types::Value as AvroValue;
+
 use super::*;
 use crate::spec::avro::AvroFile;
 use crate::spec::manifest::{ManifestStatus, parse_manifest, parse_manifest_metadata};
@@ -162,10 +164,42 @@ fn round_trip(
         &PartitionSpec::from_fields_json(spec.spec_id, &fields).unwrap(),
         spec
     );
+    // An independent decoder (apache-avro, driven by the header's schema) reads every record
+    // to the same files: the encoding follows the schema field by field.
+    let decoded: Vec<(String, i64)> = apache_avro::Reader::new(&bytes[..])
+        .unwrap()
+        .map(|record| {
+            let data_file = field_of(&record.unwrap(), "data_file");
+            match (
+                field_of(&data_file, "file_path"),
+                field_of(&data_file, "record_count"),
+            ) {
+                (AvroValue::String(path), AvroValue::Long(count)) => (path, count),
+                other => panic!("data_file decoded as {other:?}"),
+            }
+        })
+        .collect();
+    let expected: Vec<(String, i64)> = entries
+        .iter()
+        .map(|e| (e.data_file.file_path.clone(), e.data_file.record_count))
+        .collect();
+    assert_eq!(decoded, expected);
     let partition_type = spec.partition_type(&schema).unwrap();
     parse_manifest(&bytes, &list_entry(content), &partition_type)
         .unwrap()
         .entries
+}
+
+/// Field `name` of a record apache-avro decoded.
+fn field_of(record: &AvroValue, name: &str) -> AvroValue {
+    match record {
+        AvroValue::Record(fields) => fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no field {name} in {record:?}")),
+        other => panic!("not a record: {other:?}"),
+    }
 }
 
 #[test]
@@ -433,6 +467,43 @@ fn list_header(bytes: &[u8]) -> HashMap<String, String> {
         .collect()
 }
 
+/// The manifest path, snapshot id and number of partition summaries of each record of a
+/// manifest list, as apache-avro decodes it.
+fn decoded_list(bytes: &[u8]) -> Vec<(String, i64, Option<usize>)> {
+    apache_avro::Reader::new(bytes)
+        .unwrap()
+        .map(|record| {
+            let record = record.unwrap();
+            let (AvroValue::String(path), AvroValue::Long(snapshot)) = (
+                field_of(&record, "manifest_path"),
+                field_of(&record, "added_snapshot_id"),
+            ) else {
+                panic!("decoded as {record:?}");
+            };
+            let summaries = match field_of(&record, "partitions") {
+                AvroValue::Union(1, list) => match *list {
+                    AvroValue::Array(items) => Some(items.len()),
+                    other => panic!("partitions decoded as {other:?}"),
+                },
+                AvroValue::Union(0, _) => None,
+                other => panic!("partitions decoded as {other:?}"),
+            };
+            (path, snapshot, summaries)
+        })
+        .collect()
+}
+
+/// What [`decoded_list`] should find for `manifests`.
+fn listed(manifests: &[ManifestFile]) -> Vec<(String, i64, Option<usize>)> {
+    manifests
+        .iter()
+        .map(|m| {
+            let summaries = m.partitions.as_ref().map(Vec::len);
+            (m.manifest_path.clone(), m.added_snapshot_id, summaries)
+        })
+        .collect()
+}
+
 #[test]
 fn manifest_lists_round_trip() {
     // v1: data manifests only, no sequence numbers, optional counts.
@@ -443,6 +514,7 @@ fn manifest_lists_round_trip() {
     v1.key_metadata = Some(vec![9]);
     let bytes =
         write_manifest_list(FormatVersion::V1, SNAPSHOT_ID, None, 0, &[v1.clone()]).unwrap();
+    assert_eq!(decoded_list(&bytes), listed(&[v1.clone()]));
     assert_eq!(
         parse_manifest_list(&bytes, FormatVersion::V1).unwrap(),
         [v1]
@@ -465,6 +537,7 @@ fn manifest_lists_round_trip() {
         &v2,
     )
     .unwrap();
+    assert_eq!(decoded_list(&bytes), listed(&v2));
     assert_eq!(parse_manifest_list(&bytes, FormatVersion::V2).unwrap(), v2);
     let header = list_header(&bytes);
     assert_eq!(header["parent-snapshot-id"], "41");
@@ -485,6 +558,7 @@ fn manifest_lists_round_trip() {
         &v3,
     )
     .unwrap();
+    assert_eq!(decoded_list(&bytes), listed(&v3));
     assert_eq!(parse_manifest_list(&bytes, FormatVersion::V3).unwrap(), v3);
     let header = list_header(&bytes);
     assert_eq!(header["first-row-id"], "500");

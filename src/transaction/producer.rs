@@ -2,6 +2,7 @@
 //! append, cherry-pick, rewrite manifests, and later overwrite, row delta, replace) hands it the
 //! manifests it wrote and the ones it keeps, and gets back the updates that add the snapshot.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
@@ -60,13 +61,13 @@ impl SnapshotProducer {
     /// Writes a manifest of `entries` (all of partition spec `spec_id`) for this snapshot and
     /// returns its manifest-list entry, with file and row counts by status and the partition
     /// summaries. ADDED entries should leave their sequence numbers to inheritance.
-    pub async fn write_manifest(
+    pub async fn write_manifest<E: Borrow<ManifestEntry> + Sync>(
         &mut self,
         io: &FileIO,
         metadata: &TableMetadata,
         spec_id: i32,
         content: ManifestContent,
-        entries: &[ManifestEntry],
+        entries: &[E],
     ) -> Result<ManifestFile> {
         let spec = metadata.partition_spec_by_id(spec_id).ok_or_else(|| {
             Error::invalid(
@@ -87,7 +88,10 @@ impl SnapshotProducer {
         self.manifests.push(path.clone());
         let mut manifest = ManifestFile::new(path, length, spec_id, content, self.snapshot_id);
         let count = |status: ManifestStatus| {
-            let matching = entries.iter().filter(|e| e.status == status);
+            let matching = entries
+                .iter()
+                .map(Borrow::borrow)
+                .filter(|e: &&ManifestEntry| e.status == status);
             let files = i32::try_from(matching.clone().count()).unwrap_or(i32::MAX);
             (
                 files,
@@ -105,12 +109,14 @@ impl SnapshotProducer {
         manifest.deleted_rows_count = Some(deleted_rows);
         manifest.min_sequence_number = entries
             .iter()
-            .filter_map(|e| e.sequence_number)
+            .filter_map(|e| e.borrow().sequence_number)
             .min()
             .unwrap_or(0);
         manifest.partitions = Some(summarize(
             &partition_type,
-            entries.iter().map(|e| e.data_file.partition.as_slice()),
+            entries
+                .iter()
+                .map(|e| e.borrow().data_file.partition.as_slice()),
         ));
         Ok(manifest)
     }

@@ -30,7 +30,9 @@
 //! Anything else another writer did (appends elsewhere, property changes, other branches) is
 //! allowed: the attempt is simply stated on the new head.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 
@@ -84,12 +86,22 @@ struct Touched {
 #[derive(Debug, Clone)]
 struct Rewrite {
     /// `None`: the manifest holds no removed file and is listed as it is, or only removed
-    /// files (see `deleted`).
+    /// files (their DELETED entries are written with those of the other such manifests of its
+    /// spec and content).
     manifest: Option<ManifestFile>,
-    removed: Vec<(i32, DataFile)>,
-    /// Every live file of the manifest removed: its entries DELETED, to be written with those
-    /// of the other such manifests of its spec and content.
-    deleted: Vec<ManifestEntry>,
+    /// The manifest's live entries, the removed files' ones DELETED; empty when it holds no
+    /// removed file.
+    entries: Vec<ManifestEntry>,
+}
+
+impl Rewrite {
+    /// The files of the manifest this change removes.
+    fn removed(&self) -> impl Iterator<Item = &DataFile> {
+        self.entries
+            .iter()
+            .filter(|e| e.status == ManifestStatus::Deleted)
+            .map(|e| &e.data_file)
+    }
 }
 
 /// Removes data and delete files and adds others, as one snapshot of a branch (see the module
@@ -171,7 +183,7 @@ impl RowDelta {
     /// Removes the live delete file `file` (a deletion vector: that blob of its Puffin file).
     pub fn remove_delete_file(mut self, file: &DataFile) -> Self {
         self.removed_deletes
-            .insert(removal_key(ManifestContent::Deletes, file));
+            .insert(removal_key(ManifestContent::Deletes, file).into_owned());
         self
     }
 
@@ -400,15 +412,15 @@ impl RowDelta {
             .map(|(path, _)| path.as_str())
     }
 
-    /// The head's manifests that stay as they are, those holding a removed file rewritten (see
-    /// the module docs: written by the new snapshot, so they take its sequence number), and the
-    /// files removed.
+    /// The head's manifests that stay as they are, and those holding a removed file rewritten
+    /// (see the module docs: written by the new snapshot, so they take its sequence number);
+    /// [`Self::removed_files`] then names the files removed.
     async fn kept_manifests(
         &mut self,
         context: &CommitContext<'_>,
         current: &TableMetadata,
         listed: &[ManifestFile],
-    ) -> Result<(Vec<ManifestFile>, Vec<ManifestFile>, Vec<(i32, DataFile)>)> {
+    ) -> Result<(Vec<ManifestFile>, Vec<ManifestFile>)> {
         let may_hold = |m: &ManifestFile| {
             let live = m.added_files_count.unwrap_or(1) + m.existing_files_count.unwrap_or(1);
             live > 0
@@ -442,32 +454,28 @@ impl RowDelta {
         }
         let mut kept = Vec::with_capacity(listed.len());
         let mut rewritten_manifests = Vec::new();
-        let mut removed = Vec::new();
-        let mut deleted: BTreeMap<(i32, u8), (ManifestContent, Vec<ManifestEntry>)> =
+        // The DELETED entries of manifests left without a live file, by spec and content.
+        let mut deleted: BTreeMap<(i32, u8), (ManifestContent, Vec<&ManifestEntry>)> =
             BTreeMap::new();
         self.last_rewritten.clear();
         for manifest in listed {
             match self.rewrites.get(&manifest.manifest_path) {
                 Some(Rewrite {
                     manifest: Some(rewritten),
-                    removed: files,
                     ..
                 }) => {
                     self.last_rewritten.insert(manifest.manifest_path.clone());
                     rewritten_manifests.push(rewritten.clone());
-                    removed.extend(files.iter().cloned());
                 }
                 Some(Rewrite {
                     manifest: None,
-                    removed: files,
-                    deleted: entries,
+                    entries,
                 }) if !entries.is_empty() => {
                     let key = (manifest.partition_spec_id, manifest.content as u8);
                     let group = deleted
                         .entry(key)
                         .or_insert_with(|| (manifest.content, Vec::new()));
-                    group.1.extend(entries.iter().cloned());
-                    removed.extend(files.iter().cloned());
+                    group.1.extend(entries);
                 }
                 _ => kept.push(manifest.clone()),
             }
@@ -482,22 +490,34 @@ impl RowDelta {
             self.last_combined.insert(written.manifest_path.clone());
             rewritten_manifests.push(written);
         }
-        Ok((kept, rewritten_manifests, removed))
+        Ok((kept, rewritten_manifests))
+    }
+
+    /// The files removed from `listed` (the manifests [`Self::kept_manifests`] just went
+    /// through), with their spec ids.
+    fn removed_files<'a>(&'a self, listed: &'a [ManifestFile]) -> Vec<(i32, &'a DataFile)> {
+        listed
+            .iter()
+            .filter_map(|m| Some((m.partition_spec_id, self.rewrites.get(&m.manifest_path)?)))
+            .flat_map(|(spec_id, rewrite)| rewrite.removed().map(move |f| (spec_id, f)))
+            .collect()
     }
 }
 
 /// How a removed file is known: data files by path; delete files by path and, for deletion
 /// vectors (many in one Puffin file), blob offset.
-fn removal_key(content: ManifestContent, file: &DataFile) -> String {
+fn removal_key(content: ManifestContent, file: &DataFile) -> Cow<'_, str> {
     match (content, file.content_offset) {
-        (ManifestContent::Deletes, Some(offset)) => format!("{}#{offset}", file.file_path),
-        _ => file.file_path.clone(),
+        (ManifestContent::Deletes, Some(offset)) => {
+            Cow::Owned(format!("{}#{offset}", file.file_path))
+        }
+        _ => Cow::Borrowed(&file.file_path),
     }
 }
 
 /// `entries` (of `manifest`) without the files in `removal`, written by `producer`: no
 /// manifest when it holds none, and none either when it holds only removed files (their
-/// DELETED entries are returned, to be written with others).
+/// DELETED entries are kept, to be written with others).
 async fn rewrite_manifest(
     producer: &mut SnapshotProducer,
     removal: &HashSet<String>,
@@ -506,31 +526,26 @@ async fn rewrite_manifest(
     manifest: &ManifestFile,
     entries: Vec<ManifestEntry>,
 ) -> Result<Rewrite> {
-    let key = |f: &DataFile| removal_key(manifest.content, f);
-    let hit = |e: &ManifestEntry| e.is_alive() && removal.contains(&key(&e.data_file));
-    if !entries.iter().any(hit) {
+    let removes =
+        |e: &ManifestEntry| removal.contains(removal_key(manifest.content, &e.data_file).as_ref());
+    if !entries.iter().any(|e| e.is_alive() && removes(e)) {
         return Ok(Rewrite {
             manifest: None,
-            removed: Vec::new(),
-            deleted: Vec::new(),
+            entries: Vec::new(),
         });
     }
-    let only_removed = entries
-        .iter()
-        .filter(|e| e.is_alive())
-        .all(|e| removal.contains(&key(&e.data_file)));
     let snapshot_id = producer.snapshot_id();
-    let mut removed = Vec::new();
+    let mut only_removed = true;
     let rewritten: Vec<ManifestEntry> = entries
         .into_iter()
         .filter(ManifestEntry::is_alive)
         .map(|mut e| {
-            if removal.contains(&key(&e.data_file)) {
+            if removes(&e) {
                 e.status = ManifestStatus::Deleted;
                 e.snapshot_id = Some(snapshot_id);
-                removed.push((manifest.partition_spec_id, e.data_file.clone()));
             } else {
                 e.status = ManifestStatus::Existing;
+                only_removed = false;
             }
             e
         })
@@ -538,8 +553,7 @@ async fn rewrite_manifest(
     if only_removed {
         return Ok(Rewrite {
             manifest: None,
-            removed,
-            deleted: rewritten,
+            entries: rewritten,
         });
     }
     let written = producer
@@ -553,8 +567,7 @@ async fn rewrite_manifest(
         .await?;
     Ok(Rewrite {
         manifest: Some(written),
-        removed,
-        deleted: Vec::new(),
+        entries: rewritten,
     })
 }
 
@@ -616,14 +629,12 @@ impl Action for RowDelta {
         self.validate_since(context, current, head).await?;
         let parent = head.and_then(|id| current.snapshot_by_id(id));
         let listed = match parent {
-            Some(parent) => read_manifest_list(context.io, current, parent)
-                .await?
-                .as_ref()
-                .clone(),
-            None => Vec::new(),
+            Some(parent) => read_manifest_list(context.io, current, parent).await?,
+            None => Arc::default(),
         };
-        let (kept, rewritten, removed) = self.kept_manifests(context, current, &listed).await?;
-        let found: HashSet<String> = removed
+        let (kept, rewritten) = self.kept_manifests(context, current, &listed).await?;
+        let removed = self.removed_files(&listed);
+        let found: HashSet<Cow<'_, str>> = removed
             .iter()
             .map(|(_, f)| match f.content {
                 DataContentType::Data => removal_key(ManifestContent::Data, f),
@@ -634,7 +645,7 @@ impl Action for RowDelta {
             .removed_data
             .iter()
             .chain(&self.removed_deletes)
-            .find(|key| !found.contains(*key));
+            .find(|key| !found.contains(key.as_str()));
         if let Some(missing) = missing {
             return Err(self.conflict(
                 context,
@@ -649,8 +660,8 @@ impl Action for RowDelta {
         for (spec_id, file) in self.added_data.iter().chain(&self.added_deletes) {
             summary.added(*spec_id, file);
         }
-        for (spec_id, file) in &removed {
-            summary.removed(*spec_id, file);
+        for (spec_id, file) in removed {
+            summary.removed(spec_id, file);
         }
         let operation = self
             .operation

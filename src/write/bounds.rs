@@ -22,13 +22,16 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, PrimitiveArray};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, GenericByteViewArray, PrimitiveArray,
+};
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::compute::kernels::aggregate as agg;
 use datafusion::arrow::compute::nullif;
 use datafusion::arrow::datatypes::{
-    ArrowNumericType, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type,
-    Int64Type, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType, TimestampNanosecondType,
+    ArrowNumericType, ByteViewType, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type,
+    Int32Type, Int64Type, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType,
+    TimestampNanosecondType,
 };
 
 use datafusion::error::DataFusionError;
@@ -297,7 +300,7 @@ fn string_bounds(a: &dyn Array) -> Option<Option<(Literal, Literal)>> {
     let pair = match a.data_type() {
         DataType::Utf8View => {
             let s = a.as_string_view();
-            agg::min_string_view(s).zip(agg::max_string_view(s))
+            view_min_max(s).map(|(l, u)| (s.value(l), s.value(u)))
         }
         DataType::Utf8 => {
             let s = a.as_string::<i32>();
@@ -316,7 +319,7 @@ fn binary_bounds(a: &dyn Array) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
     let pair = match a.data_type() {
         DataType::BinaryView => {
             let b = a.as_binary_view();
-            agg::min_binary_view(b).zip(agg::max_binary_view(b))
+            view_min_max(b).map(|(l, u)| (b.value(l), b.value(u)))
         }
         DataType::Binary => {
             let b = a.as_binary::<i32>();
@@ -333,6 +336,33 @@ fn binary_bounds(a: &dyn Array) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
         _ => return None,
     };
     Some(pair.map(|(l, u)| (l.to_vec(), u.to_vec())))
+}
+
+/// The indices of the least and the greatest non-null value of a view array (byte order).
+///
+/// Arrow's `min_string_view` and `max_string_view` compare every value twice; a data file's
+/// strings repeat (categories, dictionary-decoded pages whose equal values share one view), so
+/// a value whose view equals the current bound's is skipped by one 16-byte comparison, and the
+/// others are compared once against each bound.
+fn view_min_max<T: ByteViewType + ?Sized>(a: &GenericByteViewArray<T>) -> Option<(usize, usize)> {
+    let views = a.views();
+    let mut valid = (0..a.len()).filter(|&i| a.is_valid(i));
+    let first = valid.next()?;
+    let (mut min, mut max) = (first, first);
+    for i in valid {
+        let view = views[i];
+        if view == views[min] || view == views[max] {
+            continue;
+        }
+        let bytes = |i: usize| -> &[u8] { a.value(i).as_ref() };
+        let value = bytes(i);
+        if value < bytes(min) {
+            min = i;
+        } else if value > bytes(max) {
+            max = i;
+        }
+    }
+    Some((min, max))
 }
 
 /// A lower bound cut to `len` code points (strings) or bytes (binary, fixed).

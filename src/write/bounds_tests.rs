@@ -185,3 +185,79 @@ fn a_wrong_arrow_type_names_the_column() {
         .to_string();
     assert!(err.contains("'id'") && err.contains("Int32"), "{err}");
 }
+
+#[test]
+fn view_bounds_are_the_least_and_greatest_values_with_shared_and_distinct_views() {
+    use datafusion::arrow::array::{BinaryViewArray, StringViewArray, UInt32Array};
+    use datafusion::arrow::compute::take;
+    // Values of up to 12 bytes are inline, longer ones share a prefix and differ late;
+    // repeated values of a dictionary-decoded page share one view.
+    let pool = [
+        "delta",
+        "alpha",
+        "",
+        "a-rather-long-name-0002",
+        "a-rather-long-name-0001",
+        "zz",
+        "é",
+        "a-rather-long-name-00010",
+        "alpha ",
+    ];
+    let mut seed = 7u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    for round in 0..50 {
+        let values: Vec<Option<&str>> = (0..200)
+            .map(|_| match next() % 11 {
+                0 if round % 2 == 0 => None,
+                k => Some(pool[(k + round) % pool.len()]),
+            })
+            .collect();
+        let expected = {
+            let present: Vec<&str> = values.iter().flatten().copied().collect();
+            present
+                .iter()
+                .min()
+                .zip(present.iter().max())
+                .map(|(l, u)| (*l, *u))
+        };
+        // Odd rounds: taken from one array of the pool, so equal values share a view.
+        let strings: ArrayRef = match round % 2 {
+            0 => Arc::new(StringViewArray::from(values.clone())),
+            _ => {
+                let pooled = StringViewArray::from(pool.to_vec());
+                let at = |v: &str| pool.iter().position(|p| *p == v).map(|i| i as u32);
+                let indices =
+                    UInt32Array::from(values.iter().map(|v| v.and_then(at)).collect::<Vec<_>>());
+                take(&pooled, &indices, None).unwrap()
+            }
+        };
+        let field = NestedField::optional(1, "s", Type::Primitive(PrimitiveType::String));
+        let b = collect(vec![field], vec![strings]);
+        let found = b.lower.get(&1).zip(b.upper.get(&1));
+        let expected_bytes = expected.map(|(l, u)| {
+            (
+                truncate_lower(Literal::String(l.into()), 16).to_bytes(),
+                truncate_upper(Literal::String(u.into()), 16).map(|u| u.to_bytes()),
+            )
+        });
+        match (found, expected_bytes) {
+            (Some((l, u)), Some((el, eu))) => {
+                assert_eq!((l, Some(u)), (&el, eu.as_ref()), "round {round}");
+            }
+            (None, None) => assert!(values.iter().all(Option::is_none)),
+            (f, e) => panic!("round {round}: found {f:?}, expected {e:?}"),
+        }
+        // The same over binary views.
+        let bytes: Vec<Option<&[u8]>> = values.iter().map(|v| v.map(str::as_bytes)).collect();
+        let binary = BinaryViewArray::from(bytes);
+        let field = NestedField::optional(2, "b", Type::Primitive(PrimitiveType::Binary));
+        let b = collect(vec![field], vec![Arc::new(binary) as ArrayRef]);
+        let lower = expected.map(|(l, _)| l.as_bytes()[..l.len().min(16)].to_vec());
+        assert_eq!(b.lower.get(&2), lower.as_ref(), "round {round}");
+    }
+}
