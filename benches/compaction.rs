@@ -15,7 +15,10 @@
 //! 2,000-row file each (4M rows: `id`, `category`, `ts`), 100 commits a day (20 days).
 //! `ICEFLOE_COMPACTION_BENCH_ROWS` sets the rows per file.
 //!
-//! After criterion, a summary prints the medians of every case and their ratios.
+//! After criterion's groups, the rewrite and the COPY run again in alternation (`PAIRS` pairs)
+//! and a summary prints the medians of every case and their ratios (the throughput ratio is
+//! the median of the pairs' ratios: criterion's two groups run a minute apart, and this machine
+//! drifts more than the difference measured).
 //!
 //! Run: `cargo bench --bench compaction -- --warm-up-time 1 --measurement-time 10`.
 
@@ -40,6 +43,8 @@ use tokio::runtime::Runtime;
 
 const COMMITS: i64 = 2_000;
 const COMMITS_PER_DAY: i64 = 100;
+/// Alternating pairs of a rewrite and a COPY (see the module docs).
+const PAIRS: usize = 15;
 const QUERY: &str = "SELECT category, count(*), sum(id), max(ts) FROM t GROUP BY 1";
 
 fn layout() -> Layout {
@@ -120,11 +125,15 @@ impl Medians {
         let mut total = Duration::ZERO;
         for _ in 0..iters {
             let took = one();
-            let mut all = self.0.borrow_mut();
-            all.entry(label.to_string()).or_default().push(took);
+            self.record(label, took);
             total += took;
         }
         total
+    }
+
+    fn record(&self, label: &str, took: Duration) {
+        let mut all = self.0.borrow_mut();
+        all.entry(label.to_string()).or_default().push(took);
     }
 
     fn median(&self, label: &str) -> f64 {
@@ -191,37 +200,55 @@ fn compaction(c: &mut Criterion) {
     group.sample_size(10);
     group.sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Bytes(input_bytes));
+    let rewrite_once = || {
+        restore(&dir, &generated);
+        ManifestCache::global().clear();
+        let took = timed(&rt, || async {
+            let done = rewrite_data_files(&target, &RewriteDataFiles::new())
+                .await
+                .expect("compaction");
+            assert_eq!(done.rewritten_data_files, COMMITS as usize);
+        });
+        restore(&dir, &generated);
+        took
+    };
+    let copy_once = || {
+        let to = out.path().join(uuid::Uuid::new_v4().to_string());
+        let copy = format!(
+            "COPY (SELECT * FROM t) TO '{}/' STORED AS PARQUET",
+            to.display()
+        );
+        let took = timed(&rt, || support::run(&listing_small, &copy));
+        std::fs::remove_dir_all(&to).expect("remove the copy");
+        took
+    };
     group.bench_function("icefloe rewrite_data_files", |b| {
-        b.iter_custom(|n| {
-            medians.run("rewrite", n, || {
-                restore(&dir, &generated);
-                ManifestCache::global().clear();
-                let took = timed(&rt, || async {
-                    let done = rewrite_data_files(&target, &RewriteDataFiles::new())
-                        .await
-                        .expect("compaction");
-                    assert_eq!(done.rewritten_data_files, COMMITS as usize);
-                });
-                restore(&dir, &generated);
-                took
-            })
-        })
+        b.iter_custom(|n| medians.run("rewrite", n, rewrite_once))
     });
     group.bench_function("datafusion COPY to parquet", |b| {
-        b.iter_custom(|n| {
-            medians.run("copy", n, || {
-                let to = out.path().join(uuid::Uuid::new_v4().to_string());
-                let copy = format!(
-                    "COPY (SELECT * FROM t) TO '{}/' STORED AS PARQUET",
-                    to.display()
-                );
-                let took = timed(&rt, || support::run(&listing_small, &copy));
-                std::fs::remove_dir_all(&to).expect("remove the copy");
-                took
-            })
-        })
+        b.iter_custom(|n| medians.run("copy", n, copy_once))
     });
     group.finish();
+    // The two again in alternation (which goes first alternating too), so that both see the
+    // same state of the machine: the summary's ratio is the median of these pairs'.
+    let mut ratios = Vec::new();
+    for pair in 0..PAIRS {
+        let (rewrite, copy) = match pair % 2 {
+            0 => {
+                let rewrite = rewrite_once();
+                (rewrite, copy_once())
+            }
+            _ => {
+                let copy = copy_once();
+                (rewrite_once(), copy)
+            }
+        };
+        medians.record("rewrite paired", rewrite);
+        medians.record("copy paired", copy);
+        ratios.push(rewrite.as_secs_f64() / copy.as_secs_f64());
+    }
+    ratios.sort_by(f64::total_cmp);
+    let paired_ratio = ratios[ratios.len() / 2];
 
     // After: the table compacted once more (kept), the same reads.
     let done = rt
@@ -259,7 +286,7 @@ fn compaction(c: &mut Criterion) {
         })
     });
     group.finish();
-    summary(&medians, input_bytes, compacted.len());
+    summary(&medians, input_bytes, compacted.len(), paired_ratio);
 }
 
 fn target_of(location: &str) -> WriteTarget {
@@ -322,7 +349,7 @@ fn bench_reads(
     });
 }
 
-fn summary(m: &Medians, input_bytes: u64, compacted_files: usize) {
+fn summary(m: &Medians, input_bytes: u64, compacted_files: usize, paired_ratio: f64) {
     let mb = input_bytes as f64 / 1e6;
     let rate = |label: &str| mb / (m.median(label) / 1000.0);
     println!("\nsummary (medians, ms; {COMMITS} files before, {compacted_files} after):");
@@ -350,6 +377,13 @@ fn summary(m: &Medians, input_bytes: u64, compacted_files: usize) {
         m.median("copy"),
         rate("copy"),
         m.median("rewrite") / m.median("copy"),
+    );
+    println!(
+        "  in {PAIRS} alternating pairs: rewrite {:.0} ms vs COPY {:.0} ms, median ratio {:.2}x \
+         (the ratio to report: both measured under the same conditions)",
+        m.median("rewrite paired"),
+        m.median("copy paired"),
+        paired_ratio,
     );
 }
 

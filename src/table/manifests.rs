@@ -1,6 +1,8 @@
 //! Reading a snapshot's manifest list and manifests through [`FileIO`], with errors that name
 //! the file and the snapshot, through the process-wide [`ManifestCache`].
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -82,13 +84,14 @@ pub async fn read_manifest(
     metadata: &TableMetadata,
     manifest: &ManifestFile,
 ) -> Result<Manifest> {
-    let (key, partition_type) = decoding_inputs(io, metadata, manifest)?;
+    let (key, partition_type) =
+        decoding_inputs(io, metadata, manifest, &mut PartitionTypes::default())?;
     let cache = ManifestCache::global();
     if let Some(Cached::Manifest(cached)) = cache.get(&key) {
         return Ok(cached.as_ref().clone());
     }
     let path = &manifest.manifest_path;
-    let parsed = fetch_and_parse(io, manifest, partition_type)
+    let parsed = fetch_and_parse(io, manifest, (*partition_type).clone())
         .await
         .map_err(|e| e.in_file(path))?;
     cache.insert(key, Cached::Manifest(Arc::new(parsed.clone())));
@@ -110,8 +113,9 @@ pub(crate) async fn read_manifests(
     let cache = ManifestCache::global();
     let mut out: Vec<Option<Manifest>> = vec![None; manifests.len()];
     let mut misses = Vec::new();
+    let mut types = PartitionTypes::default();
     for (slot, manifest) in out.iter_mut().zip(manifests) {
-        let (key, partition_type) = decoding_inputs(io, metadata, manifest)?;
+        let (key, partition_type) = decoding_inputs(io, metadata, manifest, &mut types)?;
         match cache.get(&key) {
             Some(Cached::Manifest(cached)) => *slot = Some(cached.as_ref().clone()),
             _ => misses.push(Miss {
@@ -120,7 +124,7 @@ pub(crate) async fn read_manifests(
                 local: io.local_path(&manifest.manifest_path),
                 shown: io.named(&manifest.manifest_path),
                 key,
-                partition_type: Arc::new(partition_type),
+                partition_type,
             }),
         }
     }
@@ -231,35 +235,48 @@ async fn read_local(
     Ok(decoded)
 }
 
-/// The cache key of a manifest's decoded form and the partition type it decodes with (both
-/// depend on the partition spec and on what the list entry passes down).
+/// The partition types of a table's specs, each with the text the cache keys hold of it,
+/// computed once per spec for the manifests of one read, not once per manifest (a manifest's
+/// decoded form depends on its spec's partition type and on what its list entry passes down).
+#[derive(Default)]
+struct PartitionTypes(HashMap<i32, (Arc<StructType>, String)>);
+
+/// The cache key of `manifest` and the partition type it is decoded with.
 fn decoding_inputs(
     io: &FileIO,
     metadata: &TableMetadata,
     manifest: &ManifestFile,
-) -> Result<(String, StructType)> {
+    types: &mut PartitionTypes,
+) -> Result<(String, Arc<StructType>)> {
     let path = &manifest.manifest_path;
-    let spec = metadata
-        .partition_spec_by_id(manifest.partition_spec_id)
-        .ok_or_else(|| {
-            Error::corrupt(
-                path.clone(),
-                format!(
-                    "partition spec {} is not in the table metadata",
-                    manifest.partition_spec_id
-                ),
-            )
-        })?;
-    let partition_type = partition_type(metadata, spec).map_err(|e| e.in_file(path))?;
+    let (partition_type, shown) = match types.0.entry(manifest.partition_spec_id) {
+        Entry::Occupied(known) => known.into_mut(),
+        Entry::Vacant(slot) => {
+            let spec = metadata
+                .partition_spec_by_id(manifest.partition_spec_id)
+                .ok_or_else(|| {
+                    Error::corrupt(
+                        path.clone(),
+                        format!(
+                            "partition spec {} is not in the table metadata",
+                            manifest.partition_spec_id
+                        ),
+                    )
+                })?;
+            let partition_type = partition_type(metadata, spec).map_err(|e| e.in_file(path))?;
+            let shown = format!("{partition_type:?}");
+            slot.insert((Arc::new(partition_type), shown))
+        }
+    };
     let key = format!(
-        "manifest|{}|{}|{}|{:?}|{partition_type:?}|{}",
+        "manifest|{}|{}|{}|{:?}|{shown}|{}",
         manifest.added_snapshot_id,
         manifest.sequence_number,
         manifest.min_sequence_number,
         manifest.first_row_id,
         location_key(io, path)
     );
-    Ok((key, partition_type))
+    Ok((key, Arc::clone(partition_type)))
 }
 
 /// Reads and decodes a manifest, within the IO's [`ReadLimits`], and checks it against the

@@ -22,16 +22,13 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, GenericByteViewArray, PrimitiveArray,
-};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, PrimitiveArray};
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::compute::kernels::aggregate as agg;
 use datafusion::arrow::compute::nullif;
 use datafusion::arrow::datatypes::{
-    ArrowNumericType, ByteViewType, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type,
-    Int32Type, Int64Type, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType,
-    TimestampNanosecondType,
+    ArrowNumericType, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type,
+    Int64Type, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType, TimestampNanosecondType,
 };
 
 use datafusion::error::DataFusionError;
@@ -300,15 +297,15 @@ fn string_bounds(a: &dyn Array) -> Option<Option<(Literal, Literal)>> {
     let pair = match a.data_type() {
         DataType::Utf8View => {
             let s = a.as_string_view();
-            view_min_max(s).map(|(l, u)| (s.value(l), s.value(u)))
+            byte_min_max(s, |i| s.value(i).as_bytes()).map(|(l, u)| (s.value(l), s.value(u)))
         }
         DataType::Utf8 => {
             let s = a.as_string::<i32>();
-            agg::min_string(s).zip(agg::max_string(s))
+            byte_min_max(s, |i| s.value(i).as_bytes()).map(|(l, u)| (s.value(l), s.value(u)))
         }
         DataType::LargeUtf8 => {
             let s = a.as_string::<i64>();
-            agg::min_string(s).zip(agg::max_string(s))
+            byte_min_max(s, |i| s.value(i).as_bytes()).map(|(l, u)| (s.value(l), s.value(u)))
         }
         _ => return None,
     };
@@ -319,50 +316,74 @@ fn binary_bounds(a: &dyn Array) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
     let pair = match a.data_type() {
         DataType::BinaryView => {
             let b = a.as_binary_view();
-            view_min_max(b).map(|(l, u)| (b.value(l), b.value(u)))
+            byte_min_max(b, |i| b.value(i)).map(|(l, u)| (b.value(l), b.value(u)))
         }
         DataType::Binary => {
             let b = a.as_binary::<i32>();
-            agg::min_binary(b).zip(agg::max_binary(b))
+            byte_min_max(b, |i| b.value(i)).map(|(l, u)| (b.value(l), b.value(u)))
         }
         DataType::LargeBinary => {
             let b = a.as_binary::<i64>();
-            agg::min_binary(b).zip(agg::max_binary(b))
+            byte_min_max(b, |i| b.value(i)).map(|(l, u)| (b.value(l), b.value(u)))
         }
         DataType::FixedSizeBinary(_) => {
             let b = a.as_fixed_size_binary();
-            agg::min_fixed_size_binary(b).zip(agg::max_fixed_size_binary(b))
+            byte_min_max(b, |i| b.value(i)).map(|(l, u)| (b.value(l), b.value(u)))
         }
         _ => return None,
     };
     Some(pair.map(|(l, u)| (l.to_vec(), u.to_vec())))
 }
 
-/// The indices of the least and the greatest non-null value of a view array (byte order).
+/// The least and the greatest non-null value of `a` in byte order, as indices (`bytes` gives
+/// a value's bytes).
 ///
-/// Arrow's `min_string_view` and `max_string_view` compare every value twice; a data file's
-/// strings repeat (categories, dictionary-decoded pages whose equal values share one view), so
-/// a value whose view equals the current bound's is skipped by one 16-byte comparison, and the
-/// others are compared once against each bound.
-fn view_min_max<T: ByteViewType + ?Sized>(a: &GenericByteViewArray<T>) -> Option<(usize, usize)> {
-    let views = a.views();
+/// One pass, each value compared with the lower bound and only when not below it with the
+/// upper one (Arrow's `min_string` and `max_string` make a pass each), and by the first 8
+/// bytes as a big-endian number (zero-padded) before the slices: a data file's strings repeat
+/// (categories, codes), and an equal short value then costs two integer comparisons, not two
+/// calls to `memcmp`. Padding keeps the order: unequal keys order their values as the bytes
+/// do; equal keys of values of at most 8 bytes leave the shorter one first.
+fn byte_min_max<'a, A: Array + ?Sized>(
+    a: &A,
+    bytes: impl Fn(usize) -> &'a [u8],
+) -> Option<(usize, usize)> {
+    #[derive(Clone, Copy)]
+    struct Value<'a> {
+        index: usize,
+        key: u64,
+        bytes: &'a [u8],
+    }
+    let value = |index: usize| {
+        let bytes = bytes(index);
+        let mut key = [0u8; 8];
+        let n = bytes.len().min(8);
+        key[..n].copy_from_slice(&bytes[..n]);
+        Value {
+            index,
+            key: u64::from_be_bytes(key),
+            bytes,
+        }
+    };
+    let cmp = |x: &Value<'_>, y: &Value<'_>| match x.key.cmp(&y.key) {
+        Ordering::Equal if x.bytes.len() <= 8 && y.bytes.len() <= 8 => {
+            x.bytes.len().cmp(&y.bytes.len())
+        }
+        Ordering::Equal => x.bytes.cmp(y.bytes),
+        other => other,
+    };
     let mut valid = (0..a.len()).filter(|&i| a.is_valid(i));
-    let first = valid.next()?;
+    let first = value(valid.next()?);
     let (mut min, mut max) = (first, first);
     for i in valid {
-        let view = views[i];
-        if view == views[min] || view == views[max] {
-            continue;
-        }
-        let bytes = |i: usize| -> &[u8] { a.value(i).as_ref() };
-        let value = bytes(i);
-        if value < bytes(min) {
-            min = i;
-        } else if value > bytes(max) {
-            max = i;
+        let v = value(i);
+        if cmp(&v, &min).is_lt() {
+            min = v;
+        } else if cmp(&v, &max).is_gt() {
+            max = v;
         }
     }
-    Some((min, max))
+    Some((min.index, max.index))
 }
 
 /// A lower bound cut to `len` code points (strings) or bytes (binary, fixed).

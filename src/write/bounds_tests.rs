@@ -187,8 +187,10 @@ fn a_wrong_arrow_type_names_the_column() {
 }
 
 #[test]
-fn view_bounds_are_the_least_and_greatest_values_with_shared_and_distinct_views() {
-    use datafusion::arrow::array::{BinaryViewArray, StringViewArray, UInt32Array};
+fn string_and_binary_bounds_are_the_least_and_greatest_values_in_byte_order() {
+    use datafusion::arrow::array::{
+        BinaryArray, BinaryViewArray, LargeStringArray, StringViewArray, UInt32Array,
+    };
     use datafusion::arrow::compute::take;
     // Values of up to 12 bytes are inline, longer ones share a prefix and differ late;
     // repeated values of a dictionary-decoded page share one view.
@@ -210,11 +212,32 @@ fn view_bounds_are_the_least_and_greatest_values_with_shared_and_distinct_views(
             .wrapping_add(1442695040888963407);
         (seed >> 33) as usize
     };
-    for round in 0..50 {
-        let values: Vec<Option<&str>> = (0..200)
-            .map(|_| match next() % 11 {
+    // Values equal in their first 8 bytes, zero bytes included.
+    for (values, lower, upper) in [
+        (vec!["ab\0", "ab"], "ab", "ab\0"),
+        (vec!["abcdefgh\0", "abcdefgh"], "abcdefgh", "abcdefgh\0"),
+        (
+            vec!["abcdefghi", "abcdefgh\0", "abcdefgh"],
+            "abcdefgh",
+            "abcdefghi",
+        ),
+        (vec!["\0", ""], "", "\0"),
+    ] {
+        let field = NestedField::optional(1, "s", Type::Primitive(PrimitiveType::String));
+        let strings: ArrayRef = Arc::new(StringArray::from(values.clone()));
+        let b = collect(vec![field], vec![strings]);
+        assert_eq!(b.lower[&1], lower.as_bytes(), "{values:?}");
+        assert_eq!(b.upper[&1], upper.as_bytes(), "{values:?}");
+    }
+    for round in 0..400 {
+        // A few values of the pool (so that any of them may be a bound), repeated, with nulls.
+        let chosen: Vec<&str> = (0..2 + next() % 3)
+            .map(|_| pool[next() % pool.len()])
+            .collect();
+        let values: Vec<Option<&str>> = (0..64)
+            .map(|_| match next() % 8 {
                 0 if round % 2 == 0 => None,
-                k => Some(pool[(k + round) % pool.len()]),
+                _ => Some(chosen[next() % chosen.len()]),
             })
             .collect();
         let expected = {
@@ -225,9 +248,12 @@ fn view_bounds_are_the_least_and_greatest_values_with_shared_and_distinct_views(
                 .zip(present.iter().max())
                 .map(|(l, u)| (*l, *u))
         };
-        // Odd rounds: taken from one array of the pool, so equal values share a view.
-        let strings: ArrayRef = match round % 2 {
+        // Views, views taken from one array of the pool (equal values share a view), and
+        // offsets (Utf8, LargeUtf8).
+        let strings: ArrayRef = match round % 4 {
             0 => Arc::new(StringViewArray::from(values.clone())),
+            2 => Arc::new(StringArray::from(values.clone())),
+            3 => Arc::new(LargeStringArray::from(values.clone())),
             _ => {
                 let pooled = StringViewArray::from(pool.to_vec());
                 let at = |v: &str| pool.iter().position(|p| *p == v).map(|i| i as u32);
@@ -252,11 +278,14 @@ fn view_bounds_are_the_least_and_greatest_values_with_shared_and_distinct_views(
             (None, None) => assert!(values.iter().all(Option::is_none)),
             (f, e) => panic!("round {round}: found {f:?}, expected {e:?}"),
         }
-        // The same over binary views.
+        // The same over binary views and binary.
         let bytes: Vec<Option<&[u8]>> = values.iter().map(|v| v.map(str::as_bytes)).collect();
-        let binary = BinaryViewArray::from(bytes);
+        let binary: ArrayRef = match round % 2 {
+            0 => Arc::new(BinaryViewArray::from(bytes)),
+            _ => Arc::new(BinaryArray::from(bytes)),
+        };
         let field = NestedField::optional(2, "b", Type::Primitive(PrimitiveType::Binary));
-        let b = collect(vec![field], vec![Arc::new(binary) as ArrayRef]);
+        let b = collect(vec![field], vec![binary]);
         let lower = expected.map(|(l, _)| l.as_bytes()[..l.len().min(16)].to_vec());
         assert_eq!(b.lower.get(&2), lower.as_ref(), "round {round}");
     }
