@@ -16,11 +16,15 @@ use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DFResult;
+use datafusion::execution::SessionState;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion::logical_expr::simplify::SimplifyContext;
 use datafusion::logical_expr::utils::conjunction;
-use datafusion::physical_expr::PhysicalExpr;
+use datafusion::optimizer::simplify_expressions::ExprSimplifier;
+use datafusion::physical_expr::{PhysicalExpr, create_physical_expr};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::union::UnionExec;
@@ -525,7 +529,27 @@ fn physical_predicate(
     let df_schema = DFSchema::try_from(Arc::clone(schema)).ok()?;
     // A filter DataFusion cannot plan here is still applied above the scan; it just does not
     // prune row groups.
-    state.create_physical_expr(filter, &df_schema).ok()
+    if state.as_any().is::<SessionState>() {
+        return state.create_physical_expr(filter, &df_schema).ok();
+    }
+    // Another session (a host's over the DataFusion FFI) would plan the filter on its side, as
+    // an expression this scan cannot look into (its columns cannot be mapped onto each file's):
+    // planned here, with that session's properties.
+    let context = SimplifyContext::builder()
+        .with_schema(Arc::new(df_schema.clone()))
+        .with_config_options(Arc::new(state.config_options().clone()))
+        .with_query_execution_start_time(state.execution_props().query_execution_start_time)
+        .build();
+    let filter = ExprSimplifier::new(context)
+        .coerce(filter, &df_schema)
+        .ok()?;
+    create_physical_expr(
+        &filter,
+        &df_schema,
+        state.execution_props(),
+        &PhysicalPlanningContext::default(),
+    )
+    .ok()
 }
 
 /// For each partition spec, which read-schema columns are identity-partitioned and where their

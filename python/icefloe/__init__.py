@@ -1,0 +1,11 @@
+"""icefloe: Apache Iceberg tables in datafusion-python.
+
+    import datafusion, icefloe
+    ctx = datafusion.SessionContext()
+    ctx.register_table("t", icefloe.Table.open("/warehouse/db/t"))
+    ctx.sql("SELECT count(*) FROM t").show()
+"""
+
+from ._icefloe import IcefloeError, Table, __version__
+
+__all__ = ["IcefloeError", "Table", "__version__"]

@@ -1,0 +1,160 @@
+//! `icefloe._icefloe`: icefloe's Iceberg tables as DataFusion table providers for
+//! datafusion-python 55, through the DataFusion FFI (`datafusion-ffi` 55).
+//!
+//! A `Table` answers `__datafusion_table_provider__(session)` with a PyCapsule named
+//! `datafusion_table_provider` holding an `FFI_TableProvider`, which
+//! `SessionContext.register_table` accepts. The host hands its logical extension codec over
+//! through the session (`__datafusion_logical_extension_codec__`), or as the capsule itself.
+//!
+//! icefloe's async work runs on one multi-thread tokio runtime of this module: datafusion-python
+//! links its own tokio, and the FFI enters this runtime's handle while it executes our plans.
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::{Arc, OnceLock};
+
+use datafusion::prelude::SessionContext;
+use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
+use datafusion_ffi::table_provider::FFI_TableProvider;
+use icefloe::{IcebergTableProvider, TableOptions};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+/// The capsule names of the FFI protocol.
+const TABLE_PROVIDER: &std::ffi::CStr = c"datafusion_table_provider";
+const LOGICAL_CODEC: &std::ffi::CStr = c"datafusion_logical_extension_codec";
+
+/// The runtime icefloe's futures run on (built on first use).
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("icefloe")
+            .build()
+            .expect("a tokio runtime for icefloe")
+    })
+}
+
+pyo3::create_exception!(
+    _icefloe,
+    IcefloeError,
+    pyo3::exceptions::PyException,
+    "An error of icefloe: a table, file or catalog that cannot be read or written, with \
+     icefloe's message naming it."
+);
+
+/// An error of icefloe as a Python exception carrying icefloe's message: `ValueError` for a
+/// bad argument, `IcefloeError` otherwise.
+fn error(e: icefloe::Error) -> PyErr {
+    match e {
+        icefloe::Error::InvalidArgument { .. } => PyValueError::new_err(e.to_string()),
+        other => IcefloeError::new_err(other.to_string()),
+    }
+}
+
+/// An Iceberg table, to register in a datafusion-python `SessionContext`.
+#[pyclass(module = "icefloe._icefloe", name = "Table", frozen)]
+struct Table {
+    provider: Arc<IcebergTableProvider>,
+    location: String,
+}
+
+#[pymethods]
+impl Table {
+    /// Opens the table at `location` (a table directory or a metadata file): its current
+    /// snapshot, or the one `snapshot_id`, `ref` (a branch or tag) or `as_of` (epoch
+    /// milliseconds) names (at most one of them). `relocate` maps path prefixes the metadata
+    /// records to where the files are now (`{"file:///old/wh": "/mnt/wh"}`).
+    #[staticmethod]
+    #[pyo3(signature = (location, *, snapshot_id=None, r#ref=None, as_of=None, relocate=None))]
+    fn open(
+        py: Python<'_>,
+        location: String,
+        snapshot_id: Option<i64>,
+        r#ref: Option<String>,
+        as_of: Option<i64>,
+        relocate: Option<BTreeMap<String, String>>,
+    ) -> PyResult<Self> {
+        let mut options = TableOptions::default();
+        for (old, new) in relocate.unwrap_or_default() {
+            options = options.with_relocation(old, new);
+        }
+        let chosen = [snapshot_id.is_some(), r#ref.is_some(), as_of.is_some()];
+        if chosen.iter().filter(|c| **c).count() > 1 {
+            return Err(PyValueError::new_err(
+                "at most one of snapshot_id, ref and as_of names the snapshot to read",
+            ));
+        }
+        if let Some(id) = snapshot_id {
+            options = options.with_snapshot_id(id);
+        }
+        if let Some(name) = r#ref {
+            options = options.with_ref(name);
+        }
+        if let Some(ms) = as_of {
+            options = options.as_of_timestamp_ms(ms);
+        }
+        let provider = py
+            .detach(|| {
+                runtime().block_on(async {
+                    let ctx = SessionContext::new();
+                    IcebergTableProvider::open(&ctx, &location, options).await
+                })
+            })
+            .map_err(error)?;
+        Ok(Self {
+            provider: Arc::new(provider),
+            location,
+        })
+    }
+
+    /// The FFI table provider, for `SessionContext.register_table`.
+    fn __datafusion_table_provider__<'py>(
+        &self,
+        py: Python<'py>,
+        session: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let codec = logical_codec(&session)?;
+        let provider = FFI_TableProvider::new_with_ffi_codec(
+            self.provider.clone(),
+            true,
+            Some(runtime().handle().clone()),
+            codec,
+        );
+        PyCapsule::new_with_value(py, provider, TABLE_PROVIDER)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("icefloe.Table({:?})", self.location)
+    }
+}
+
+/// The host's logical extension codec: from the session's
+/// `__datafusion_logical_extension_codec__`, or the session argument when it is the capsule.
+fn logical_codec(session: &Bound<'_, PyAny>) -> PyResult<FFI_LogicalExtensionCodec> {
+    let capsule = match session.hasattr("__datafusion_logical_extension_codec__")? {
+        true => session.call_method0("__datafusion_logical_extension_codec__")?,
+        false => session.clone(),
+    };
+    let capsule = capsule.cast::<PyCapsule>().map_err(|_| {
+        PyTypeError::new_err(
+            "register the table in a datafusion SessionContext (datafusion 55): the session \
+             gave no logical extension codec",
+        )
+    })?;
+    let pointer: NonNull<FFI_LogicalExtensionCodec> =
+        capsule.pointer_checked(Some(LOGICAL_CODEC))?.cast();
+    // SAFETY: a capsule of this name holds an `FFI_LogicalExtensionCodec` (the FFI protocol of
+    // datafusion-python 55), alive while the capsule is; the clone is ours.
+    Ok(unsafe { pointer.as_ref() }.clone())
+}
+
+#[pymodule]
+fn _icefloe(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Table>()?;
+    m.add("IcefloeError", m.py().get_type::<IcefloeError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,37 @@
+"""Writes driven by datafusion-python, read back by PyIceberg."""
+
+import pyarrow as pa
+import datafusion
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import StaticTable
+
+import icefloe
+
+
+def test_an_insert_through_datafusion_python_reads_back_in_pyiceberg(tmp_path):
+    catalog = SqlCatalog(
+        "default", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}"
+    )
+    catalog.create_namespace("db")
+    schema = pa.schema(
+        [pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())]
+    )
+    table = catalog.create_table("db.t", schema=schema)
+    table.append(pa.table({"id": [1, 2], "name": ["a", "b"]}, schema=schema))
+
+    ctx = datafusion.SessionContext()
+    ctx.register_table("t", icefloe.Table.open(table.location()))
+    inserted = ctx.sql("INSERT INTO t VALUES (3, 'c'), (4, NULL)").collect()
+    assert inserted[0].column(0)[0].as_py() == 2
+    assert ctx.sql("SELECT sum(id) FROM t").collect()[0].column(0)[0].as_py() == 10
+
+    # icefloe committed the next metadata file of the table directory: PyIceberg reads it.
+    metadata = tmp_path / "db" / "t" / "metadata" / "v2.metadata.json"
+    read = StaticTable.from_metadata(str(metadata))
+    assert read.scan().to_arrow().sort_by("id").to_pydict() == {
+        "id": [1, 2, 3, 4],
+        "name": ["a", "b", "c", None],
+    }
+    snapshots = read.metadata.snapshots
+    assert [s.summary.operation.value for s in snapshots] == ["append", "append"]
+    assert snapshots[-1].parent_snapshot_id == snapshots[0].snapshot_id
