@@ -1,0 +1,35 @@
+"""The type stubs describe the native module as it is."""
+
+import ast
+import inspect
+from pathlib import Path
+
+import icefloe
+from icefloe import _icefloe
+
+STUBS = Path(icefloe.__file__).with_name("_icefloe.pyi")
+
+
+def stub_parameters(cls, method):
+    tree = ast.parse(STUBS.read_text())
+    (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
+    (fn,) = [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == method]
+    args = fn.args
+    names = [a.arg for a in args.posonlyargs + args.args if a.arg not in ("self", "cls")]
+    return names, [a.arg for a in args.kwonlyargs]
+
+
+def test_the_stubs_name_every_parameter_of_open():
+    signature = inspect.signature(_icefloe.Table.open)
+    positional = [
+        p.name for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    keyword = [p.name for p in signature.parameters.values() if p.kind == p.KEYWORD_ONLY]
+    assert stub_parameters("Table", "open") == (positional, keyword)
+
+
+def test_the_package_exports_the_module():
+    assert icefloe.Table is _icefloe.Table
+    assert issubclass(icefloe.IcefloeError, Exception)
+    assert icefloe.__version__ == _icefloe.__version__
