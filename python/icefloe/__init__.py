@@ -6,6 +6,6 @@
     ctx.sql("SELECT count(*) FROM t").show()
 """
 
-from ._icefloe import IcefloeError, Table, __version__
+from ._icefloe import IcefloeError, MetadataTable, Table, __version__
 
-__all__ = ["IcefloeError", "Table", "__version__"]
+__all__ = ["IcefloeError", "MetadataTable", "Table", "__version__"]

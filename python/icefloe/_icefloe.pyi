@@ -28,5 +28,18 @@ class Table:
         Raises ``IcefloeError`` for a table that cannot be read (naming it) and ``ValueError``
         for conflicting arguments."""
 
+    def metadata(self, name: str) -> "MetadataTable":
+        """The metadata table ``name`` (``snapshots``, ``files``, ``entries``, ``manifests``,
+        ``partitions``, ``history``, ``refs``, ...): at this table's snapshot for the relations
+        of one snapshot, over the whole table for the others. ``ValueError`` for an unknown
+        name."""
+
+    def __datafusion_table_provider__(self, session: Any) -> Any:
+        """The FFI table provider capsule ``SessionContext.register_table`` takes."""
+
+class MetadataTable:
+    """A metadata table of an Iceberg table, to register in a datafusion-python
+    ``SessionContext``."""
+
     def __datafusion_table_provider__(self, session: Any) -> Any:
         """The FFI table provider capsule ``SessionContext.register_table`` takes."""

@@ -13,9 +13,12 @@ use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
 
+use datafusion::catalog::TableProvider;
 use datafusion::prelude::SessionContext;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
 use datafusion_ffi::table_provider::FFI_TableProvider;
+use icefloe::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
+use icefloe::spec::SnapshotSelector;
 use icefloe::{IcebergTableProvider, TableOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -59,6 +62,8 @@ fn error(e: icefloe::Error) -> PyErr {
 struct Table {
     provider: Arc<IcebergTableProvider>,
     location: String,
+    /// The snapshot the table was opened at.
+    selector: SnapshotSelector,
 }
 
 #[pymethods]
@@ -96,6 +101,7 @@ impl Table {
         if let Some(ms) = as_of {
             options = options.as_of_timestamp_ms(ms);
         }
+        let selector = options.snapshot.clone();
         let provider = py
             .detach(|| {
                 runtime().block_on(async {
@@ -107,6 +113,25 @@ impl Table {
         Ok(Self {
             provider: Arc::new(provider),
             location,
+            selector,
+        })
+    }
+
+    /// The metadata table `name` (`snapshots`, `files`, `entries`, `manifests`, `partitions`,
+    /// `history`, `refs`, ... as Spark and PyIceberg name them), at this table's snapshot for
+    /// the relations of one snapshot, over the whole table for the others.
+    fn metadata(&self, name: &str) -> PyResult<MetadataTable> {
+        let kind = MetadataTableKind::parse(name).ok_or_else(|| {
+            PyValueError::new_err(format!("{name:?} is not a metadata table icefloe knows"))
+        })?;
+        let selector = match kind.per_snapshot() {
+            true => self.selector.clone(),
+            false => SnapshotSelector::Current,
+        };
+        let table =
+            IcebergMetadataTable::try_new(self.provider.table(), kind, selector).map_err(error)?;
+        Ok(MetadataTable {
+            provider: Arc::new(table),
         })
     }
 
@@ -116,19 +141,47 @@ impl Table {
         py: Python<'py>,
         session: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let codec = logical_codec(&session)?;
-        let provider = FFI_TableProvider::new_with_ffi_codec(
-            self.provider.clone(),
-            true,
-            Some(runtime().handle().clone()),
-            codec,
-        );
-        PyCapsule::new_with_value(py, provider, TABLE_PROVIDER)
+        ffi_provider(py, self.provider.clone(), &session)
     }
 
     fn __repr__(&self) -> String {
         format!("icefloe.Table({:?})", self.location)
     }
+}
+
+/// A metadata table of an Iceberg table ([`Table::metadata`]), to register in a
+/// datafusion-python `SessionContext`.
+#[pyclass(module = "icefloe._icefloe", name = "MetadataTable", frozen)]
+struct MetadataTable {
+    provider: Arc<IcebergMetadataTable>,
+}
+
+#[pymethods]
+impl MetadataTable {
+    /// The FFI table provider, for `SessionContext.register_table`.
+    fn __datafusion_table_provider__<'py>(
+        &self,
+        py: Python<'py>,
+        session: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        ffi_provider(py, self.provider.clone(), &session)
+    }
+}
+
+/// `provider` as the capsule `SessionContext.register_table` takes, built on the host's codec.
+fn ffi_provider<'py>(
+    py: Python<'py>,
+    provider: Arc<dyn TableProvider>,
+    session: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let codec = logical_codec(session)?;
+    let provider = FFI_TableProvider::new_with_ffi_codec(
+        provider,
+        true,
+        Some(runtime().handle().clone()),
+        codec,
+    );
+    PyCapsule::new_with_value(py, provider, TABLE_PROVIDER)
 }
 
 /// The host's logical extension codec: from the session's
@@ -154,6 +207,7 @@ fn logical_codec(session: &Bound<'_, PyAny>) -> PyResult<FFI_LogicalExtensionCod
 #[pymodule]
 fn _icefloe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
+    m.add_class::<MetadataTable>()?;
     m.add("IcefloeError", m.py().get_type::<IcefloeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
