@@ -25,7 +25,8 @@ def test_an_insert_through_datafusion_python_reads_back_in_pyiceberg(tmp_path):
     assert inserted[0].column(0)[0].as_py() == 2
     assert ctx.sql("SELECT sum(id) FROM t").collect()[0].column(0)[0].as_py() == 10
 
-    # icefloe committed the next metadata file of the table directory: PyIceberg reads it.
+    # icefloe committed the next metadata file of the table directory (the SQL catalog, which
+    # icefloe.Table does not know, still names the first): PyIceberg reads that file.
     metadata = tmp_path / "db" / "t" / "metadata" / "v2.metadata.json"
     read = StaticTable.from_metadata(str(metadata))
     assert read.scan().to_arrow().sort_by("id").to_pydict() == {
