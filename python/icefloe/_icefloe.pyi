@@ -28,6 +28,17 @@ class Table:
         Raises ``IcefloeError`` for a table that cannot be read (naming it) and ``ValueError``
         for conflicting arguments."""
 
+    @staticmethod
+    def _read_only(
+        metadata_location: str,
+        *,
+        snapshot_id: Optional[int] = None,
+        ref: Optional[str] = None,
+        as_of: Optional[int] = None,
+    ) -> "Table":
+        """The table of the metadata file ``metadata_location``, read-only (for
+        ``icefloe.from_pyiceberg``)."""
+
     def metadata(self, name: str) -> "MetadataTable":
         """The metadata table ``name`` (``snapshots``, ``files``, ``entries``, ``manifests``,
         ``partitions``, ``history``, ``refs``, ...): at this table's snapshot for the relations

@@ -19,7 +19,7 @@ use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
 use datafusion_ffi::table_provider::FFI_TableProvider;
 use icefloe::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
 use icefloe::spec::SnapshotSelector;
-use icefloe::{IcebergTableProvider, TableOptions};
+use icefloe::{FileIO, IcebergTableProvider, Relocation, TableOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -86,21 +86,7 @@ impl Table {
         for (old, new) in relocate.unwrap_or_default() {
             options = options.with_relocation(old, new);
         }
-        let chosen = [snapshot_id.is_some(), r#ref.is_some(), as_of.is_some()];
-        if chosen.iter().filter(|c| **c).count() > 1 {
-            return Err(PyValueError::new_err(
-                "at most one of snapshot_id, ref and as_of names the snapshot to read",
-            ));
-        }
-        if let Some(id) = snapshot_id {
-            options = options.with_snapshot_id(id);
-        }
-        if let Some(name) = r#ref {
-            options = options.with_ref(name);
-        }
-        if let Some(ms) = as_of {
-            options = options.as_of_timestamp_ms(ms);
-        }
+        options.snapshot = selection(snapshot_id, r#ref, as_of)?;
         let selector = options.snapshot.clone();
         let provider = py
             .detach(|| {
@@ -113,6 +99,35 @@ impl Table {
         Ok(Self {
             provider: Arc::new(provider),
             location,
+            selector,
+        })
+    }
+
+    /// The table whose current metadata file is `metadata_location`, read-only (a table a
+    /// catalog tracks: a commit must go through the catalog); for `from_pyiceberg`.
+    #[staticmethod]
+    #[pyo3(signature = (metadata_location, *, snapshot_id=None, r#ref=None, as_of=None))]
+    fn _read_only(
+        py: Python<'_>,
+        metadata_location: String,
+        snapshot_id: Option<i64>,
+        r#ref: Option<String>,
+        as_of: Option<i64>,
+    ) -> PyResult<Self> {
+        let selector = selection(snapshot_id, r#ref, as_of)?;
+        let provider = py
+            .detach(|| {
+                runtime().block_on(async {
+                    let io =
+                        FileIO::new(SessionContext::new().runtime_env(), Relocation::default());
+                    let table = icefloe::Table::load(io, &metadata_location).await?;
+                    IcebergTableProvider::try_new(table, selector.clone())
+                })
+            })
+            .map_err(error)?;
+        Ok(Self {
+            provider: Arc::new(provider),
+            location: metadata_location,
             selector,
         })
     }
@@ -146,6 +161,24 @@ impl Table {
 
     fn __repr__(&self) -> String {
         format!("icefloe.Table({:?})", self.location)
+    }
+}
+
+/// The snapshot `snapshot_id`, `ref` or `as_of` names (at most one of them), else the
+/// current one.
+fn selection(
+    snapshot_id: Option<i64>,
+    r#ref: Option<String>,
+    as_of: Option<i64>,
+) -> PyResult<SnapshotSelector> {
+    match (snapshot_id, r#ref, as_of) {
+        (None, None, None) => Ok(SnapshotSelector::Current),
+        (Some(id), None, None) => Ok(SnapshotSelector::SnapshotId(id)),
+        (None, Some(name), None) => Ok(SnapshotSelector::Ref(name)),
+        (None, None, Some(ms)) => Ok(SnapshotSelector::AsOfTimestamp(ms)),
+        _ => Err(PyValueError::new_err(
+            "at most one of snapshot_id, ref and as_of names the snapshot to read",
+        )),
     }
 }
 

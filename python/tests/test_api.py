@@ -29,6 +29,16 @@ def test_the_stubs_name_every_parameter_of_open():
     assert stub_parameters("Table", "open") == (positional, keyword)
 
 
+def test_the_stubs_name_every_parameter_of_read_only():
+    signature = inspect.signature(_icefloe.Table._read_only)
+    positional = [
+        p.name for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    keyword = [p.name for p in signature.parameters.values() if p.kind == p.KEYWORD_ONLY]
+    assert stub_parameters("Table", "_read_only") == (positional, keyword)
+
+
 def test_the_package_exports_the_module():
     assert icefloe.Table is _icefloe.Table
     assert issubclass(icefloe.IcefloeError, Exception)

@@ -1,6 +1,7 @@
 """Writes driven by datafusion-python, read back by PyIceberg."""
 
 import pyarrow as pa
+import pytest
 import datafusion
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import StaticTable
@@ -36,3 +37,25 @@ def test_an_insert_through_datafusion_python_reads_back_in_pyiceberg(tmp_path):
     snapshots = read.metadata.snapshots
     assert [s.summary.operation.value for s in snapshots] == ["append", "append"]
     assert snapshots[-1].parent_snapshot_id == snapshots[0].snapshot_id
+
+
+def test_a_pyiceberg_table_reads_through_icefloe_and_refuses_writes(tmp_path):
+    catalog = SqlCatalog(
+        "default", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}"
+    )
+    catalog.create_namespace("db")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    table = catalog.create_table("db.t", schema=schema)
+    table.append(pa.table({"id": [1, 2]}, schema=schema))
+    first = table.current_snapshot().snapshot_id
+    table.append(pa.table({"id": [3]}, schema=schema))
+
+    ctx = datafusion.SessionContext()
+    ctx.register_table("t", icefloe.from_pyiceberg(table))
+    ctx.register_table("t0", icefloe.from_pyiceberg(table, snapshot_id=first))
+    assert ctx.sql("SELECT sum(id) FROM t").collect()[0].column(0)[0].as_py() == 6
+    assert ctx.sql("SELECT sum(id) FROM t0").collect()[0].column(0)[0].as_py() == 3
+    with pytest.raises(Exception, match="INSERT INTO table"):
+        ctx.sql("INSERT INTO t VALUES (4)").collect()
+    # Nothing was committed: PyIceberg's table is as it was.
+    assert len(catalog.load_table("db.t").metadata.snapshots) == 2
