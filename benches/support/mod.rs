@@ -13,29 +13,23 @@ use datafusion::prelude::SessionContext;
 
 /// A session with `t` = a DataFusion `ListingTable` over the Parquet files of `data_dir`.
 pub async fn listing_ctx(data_dir: &Path) -> SessionContext {
-    let ctx = SessionContext::new();
     let url = ListingTableUrl::parse(format!("{}/", data_dir.display())).expect("url");
-    let options =
-        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-    let schema = options
-        .infer_schema(&ctx.state(), &url)
-        .await
-        .expect("schema");
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(options)
-        .with_schema(schema);
-    let table = ListingTable::try_new(config).expect("listing table");
-    ctx.register_table("t", Arc::new(table)).expect("register");
-    ctx
+    listing_ctx_of(vec![url]).await
 }
 
 /// A session with `t` = a DataFusion `ListingTable` over the Parquet files `files` (paths).
 pub async fn listing_ctx_of_files(files: &[String]) -> SessionContext {
-    let ctx = SessionContext::new();
-    let urls: Vec<ListingTableUrl> = files
+    let urls = files
         .iter()
         .map(|f| ListingTableUrl::parse(f).expect("url"))
         .collect();
+    listing_ctx_of(urls).await
+}
+
+/// A session with `t` = a `ListingTable` over the Parquet files under `urls` (the schema the
+/// first one's files give).
+async fn listing_ctx_of(urls: Vec<ListingTableUrl>) -> SessionContext {
+    let ctx = SessionContext::new();
     let options =
         ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
     let schema = options

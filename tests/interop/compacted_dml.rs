@@ -4,17 +4,14 @@
 //! the same statements: compaction changes files, never rows. The Python side is `dml.py
 //! check` (the reference replays the statements on DuckDB native tables).
 
-use std::path::Path;
-
 use icefloe::WriteTarget;
 use icefloe::catalog::TableIdent;
 use icefloe::maintenance::{
     RewriteDataFiles, RewritePositionDeletes, rewrite_data_files, rewrite_position_delete_files,
 };
-use serde_json::json;
 
-use super::dml::{CASES, COLUMNS, statements};
-use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
+use super::dml::{CASES, apply_case, check_entry, run_dml_py};
+use super::{Warehouse, python, warehouse};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compacted_tables_read_as_the_rows_duckdb_leaves() {
@@ -29,12 +26,7 @@ async fn compacted_tables_read_as_the_rows_duckdb_leaves() {
     } = warehouse("compacted dml").await;
     let mut tables = Vec::new();
     for case in &CASES {
-        let create = format!("CREATE TABLE {} ({COLUMNS}) {}", case.name, case.clauses);
-        run(&ctx, &create).await;
-        let statements = statements();
-        for statement in &statements {
-            run(&ctx, &statement.replace("{t}", case.name)).await;
-        }
+        let statements = apply_case(&ctx, case).await;
         let ident = TableIdent::parse_dotted(case.name).unwrap();
         let target = WriteTarget::new(catalog.clone(), ident);
         rewrite_position_delete_files(
@@ -55,24 +47,10 @@ async fn compacted_tables_read_as_the_rows_duckdb_leaves() {
         let out = dir.path().join(case.name);
         std::fs::create_dir_all(&out).unwrap();
         let rows = out.join("rows.arrow");
-        dump(&ctx, &format!("SELECT * FROM {}", case.name), &rows).await;
-        let (namespace, short) = case.name.split_once('.').unwrap();
-        let table = catalog.load_table(namespace, short).await.unwrap();
-        tables.push(json!({
-            "name": case.name,
-            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
-            "statements": statements,
-            "metadata_location": table.metadata_location(),
-            "icefloe_rows": rows,
-        }));
+        tables.push(check_entry(&ctx, &catalog, case.name, &statements, &rows).await);
     }
-    std::fs::write(
-        dir.path().join("dml.json"),
-        serde_json::to_vec_pretty(&json!({ "tables": tables })).unwrap(),
-    )
-    .unwrap();
     assert!(
-        interop_py_script(&python, Path::new("dml.py"), &["check", &warehouse]),
+        run_dml_py(&python, dir.path(), "dml.json", "check", &warehouse, tables),
         "a compacted table reads differently from DuckDB's native one (output above)"
     );
 }

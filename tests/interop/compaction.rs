@@ -14,8 +14,8 @@ use icefloe::WriteTarget;
 use icefloe::maintenance::{RewriteDataFiles, rewrite_data_files};
 use serde_json::json;
 
-use super::dml::{COLUMNS, statements};
-use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
+use super::dml::{COLUMNS, check_entry, run_dml_py, statements};
+use super::{Warehouse, interop_py_script, python, run, warehouse};
 
 /// (table, `PARTITION BY ... TBLPROPERTIES ...`, whether its changes leave delete files).
 const CASES: [(&str, &str, bool); 2] = [
@@ -74,14 +74,7 @@ async fn compacted_v3_tables_keep_rows_and_lineage_in_pyiceberg_and_duckdb() {
         );
         let after = catalog.load_table(namespace, short).await.unwrap();
         let rows = dir.path().join(format!("{name}.arrow"));
-        dump(&ctx, &format!("SELECT * FROM {name}"), &rows).await;
-        tables.push(json!({
-            "name": name,
-            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
-            "statements": statements,
-            "metadata_location": after.metadata_location(),
-            "icefloe_rows": rows,
-        }));
+        tables.push(check_entry(&ctx, &catalog, name, &statements, &rows).await);
         if name == "db.lineage" {
             lineage = vec![
                 json!({"statement": "before compaction", "metadata": before.metadata_location()}),
@@ -90,23 +83,17 @@ async fn compacted_v3_tables_keep_rows_and_lineage_in_pyiceberg_and_duckdb() {
         }
     }
     std::fs::write(
-        dir.path().join("dml.json"),
-        serde_json::to_vec_pretty(&json!({ "tables": tables })).unwrap(),
-    )
-    .unwrap();
-    std::fs::write(
         dir.path().join("lineage.json"),
         serde_json::to_vec_pretty(&json!({ "versions": lineage })).unwrap(),
     )
     .unwrap();
-    let script = Path::new("dml.py");
     assert!(
-        interop_py_script(&python, script, &["check", &warehouse]),
+        run_dml_py(&python, dir.path(), "dml.json", "check", &warehouse, tables),
         "PyIceberg, DuckDB or icefloe read a compacted table differently from DuckDB's native \
          answer (output above)"
     );
     assert!(
-        interop_py_script(&python, script, &["lineage", &warehouse]),
+        interop_py_script(&python, Path::new("dml.py"), &["lineage", &warehouse]),
         "row lineage changed through the compaction (output above)"
     );
 }

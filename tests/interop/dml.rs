@@ -10,7 +10,8 @@
 use std::path::Path;
 
 use datafusion::prelude::SessionContext;
-use serde_json::json;
+use icefloe::catalog::SqliteCatalog;
+use serde_json::{Value, json};
 
 use super::{Warehouse, dump, interop_py_script, python, run, warehouse};
 
@@ -113,6 +114,57 @@ pub(super) fn statements() -> Vec<String> {
     all
 }
 
+/// Creates `case`'s table and runs every statement on it; the statements (with `{t}`).
+pub(super) async fn apply_case(ctx: &SessionContext, case: &Case) -> Vec<String> {
+    let create = format!("CREATE TABLE {} ({COLUMNS}) {}", case.name, case.clauses);
+    run(ctx, &create).await;
+    let statements = statements();
+    for statement in &statements {
+        run(ctx, &statement.replace("{t}", case.name)).await;
+    }
+    statements
+}
+
+/// The entry of table `name` that `dml.py check` reads: DuckDB's DDL, the statements DuckDB
+/// replays, the table's current metadata file and the rows icefloe reads (dumped to `rows`).
+pub(super) async fn check_entry(
+    ctx: &SessionContext,
+    catalog: &SqliteCatalog,
+    name: &str,
+    statements: &[impl AsRef<str>],
+    rows: &Path,
+) -> Value {
+    dump(ctx, &format!("SELECT * FROM {name}"), rows).await;
+    let (namespace, short) = name.split_once('.').unwrap();
+    let table = catalog.load_table(namespace, short).await.unwrap();
+    let statements: Vec<&str> = statements.iter().map(AsRef::as_ref).collect();
+    json!({
+        "name": name,
+        "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
+        "statements": statements,
+        "metadata_location": table.metadata_location(),
+        "icefloe_rows": rows,
+    })
+}
+
+/// Writes `tables` to `file` in `dir` (`{"tables": [...]}`), then runs `dml.py command` on the
+/// warehouse; whether it passed.
+pub(super) fn run_dml_py(
+    python: &Path,
+    dir: &Path,
+    file: &str,
+    command: &str,
+    warehouse: &str,
+    tables: Vec<Value>,
+) -> bool {
+    std::fs::write(
+        dir.join(file),
+        serde_json::to_vec_pretty(&json!({ "tables": tables })).unwrap(),
+    )
+    .unwrap();
+    interop_py_script(python, Path::new("dml.py"), &[command, warehouse])
+}
+
 /// Every case's statements run by icefloe and by DuckDB; PyIceberg, DuckDB's iceberg extension
 /// and icefloe read the same rows as DuckDB's native tables.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,25 +180,11 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
     } = warehouse("dml").await;
     let mut tables = Vec::new();
     for case in &CASES {
-        let create = format!("CREATE TABLE {} ({COLUMNS}) {}", case.name, case.clauses);
-        run(&ctx, &create).await;
-        let statements = statements();
-        for statement in &statements {
-            run(&ctx, &statement.replace("{t}", case.name)).await;
-        }
+        let statements = apply_case(&ctx, case).await;
         let out = dir.path().join(case.name);
         std::fs::create_dir_all(&out).unwrap();
         let rows = out.join("rows.arrow");
-        dump(&ctx, &format!("SELECT * FROM {}", case.name), &rows).await;
-        let (namespace, short) = case.name.split_once('.').unwrap();
-        let table = catalog.load_table(namespace, short).await.unwrap();
-        tables.push(json!({
-            "name": case.name,
-            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
-            "statements": statements,
-            "metadata_location": table.metadata_location(),
-            "icefloe_rows": rows,
-        }));
+        tables.push(check_entry(&ctx, &catalog, case.name, &statements, &rows).await);
     }
     // An evolved partition spec: PyIceberg adds `region` to an unpartitioned table between
     // icefloe's statements (old files stay unpartitioned, new ones are partitioned).
@@ -173,18 +211,11 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
         for statement in after {
             run(&ctx, &statement.replace("{t}", &name)).await;
         }
-        let rows = dir.path().join(format!("{name}.arrow"));
-        dump(&ctx, &format!("SELECT * FROM {name}"), &rows).await;
         let (namespace, short) = name.split_once('.').unwrap();
         let table = catalog.load_table(namespace, short).await.unwrap();
         assert_eq!(table.metadata().partition_specs.len(), 2, "{name}: evolved");
-        tables.push(json!({
-            "name": name,
-            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
-            "statements": all,
-            "metadata_location": table.metadata_location(),
-            "icefloe_rows": rows,
-        }));
+        let rows = dir.path().join(format!("{name}.arrow"));
+        tables.push(check_entry(&ctx, &catalog, &name, &all, &rows).await);
     }
     // INSERT OVERWRITE, dynamic then static; DuckDB says the same with DELETE and INSERT.
     run(
@@ -221,15 +252,8 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
         run(&ctx, &statement.replace("{t}", "db.overwritten")).await;
     }
     let rows = dir.path().join("overwritten.arrow");
-    dump(&ctx, "SELECT * FROM db.overwritten", &rows).await;
-    let table = catalog.load_table("db", "overwritten").await.unwrap();
-    tables.push(json!({
-        "name": "db.overwritten",
-        "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
-        "statements": overwritten.iter().map(|(_, duckdb)| duckdb).collect::<Vec<_>>(),
-        "metadata_location": table.metadata_location(),
-        "icefloe_rows": rows,
-    }));
+    let duckdb: Vec<&String> = overwritten.iter().map(|(_, duckdb)| duckdb).collect();
+    tables.push(check_entry(&ctx, &catalog, "db.overwritten", &duckdb, &rows).await);
     // TRUNCATE, then rows again.
     run(
         &ctx,
@@ -246,15 +270,7 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
         run(&ctx, &statement.replace("{t}", "db.truncated")).await;
     }
     let rows = dir.path().join("truncated.arrow");
-    dump(&ctx, "SELECT * FROM db.truncated", &rows).await;
-    let table = catalog.load_table("db", "truncated").await.unwrap();
-    tables.push(json!({
-        "name": "db.truncated",
-        "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
-        "statements": truncated,
-        "metadata_location": table.metadata_location(),
-        "icefloe_rows": rows,
-    }));
+    tables.push(check_entry(&ctx, &catalog, "db.truncated", &truncated, &rows).await);
     // Files of thousands of rows, whose columns the writer encodes by their first values: `id`
     // (distinct, ascending) delta-encoded, `name` and `amount` (distinct) plain, `region` and
     // `d` (few values) with a dictionary; rewritten by copy-on-write and deleted from by
@@ -299,24 +315,10 @@ async fn row_level_changes_leave_the_rows_duckdb_leaves() {
             "{name} {first}: {encodings:?}"
         );
         let rows = dir.path().join(format!("{name}.arrow"));
-        dump(&ctx, &format!("SELECT * FROM {name}"), &rows).await;
-        let table = catalog.load_table(namespace, short).await.unwrap();
-        tables.push(json!({
-            "name": name,
-            "duckdb_ddl": format!("CREATE TABLE {{t}} ({COLUMNS})"),
-            "statements": encoded,
-            "metadata_location": table.metadata_location(),
-            "icefloe_rows": rows,
-        }));
+        tables.push(check_entry(&ctx, &catalog, name, &encoded, &rows).await);
     }
-    std::fs::write(
-        dir.path().join("dml.json"),
-        serde_json::to_vec_pretty(&json!({ "tables": tables })).unwrap(),
-    )
-    .unwrap();
-    let script = Path::new("dml.py");
     assert!(
-        interop_py_script(&python, script, &["check", &warehouse]),
+        run_dml_py(&python, dir.path(), "dml.json", "check", &warehouse, tables),
         "PyIceberg, DuckDB or icefloe disagree with DuckDB's native answer (output above)"
     );
 }
