@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::config::{PYICEBERG_YAML, pyiceberg_catalog};
 use super::{Catalog, SqliteCatalog};
 use crate::error::{Error, Result};
-use crate::io::FileIO;
+use crate::io::{FileIO, StorageProperties};
 
 /// Opens the catalog `spec` names, one of:
 ///
@@ -17,7 +17,10 @@ use crate::io::FileIO;
 /// - a catalog of PyIceberg's configuration ([`pyiceberg_catalog`]: `.pyiceberg.yaml` and
 ///   `PYICEBERG_CATALOG__<NAME>__<KEY>` variables) by its name, of type `rest` or `sql` (with a
 ///   `sqlite:///` uri; the name is the database's catalog name, as in PyIceberg). As PyIceberg
-///   does, a missing `type` is inferred from the uri.
+///   does, a missing `type` is inferred from the uri, and `properties` with a `uri` or a
+///   `type` define a catalog of that name also without any configuration
+///   (`load_catalog("prod", uri=..., ...)`). A SQL catalog's properties (`s3.endpoint`, ...)
+///   reach the stores of its tables.
 ///
 /// `properties` (for a REST catalog: `token`, `credential`, `warehouse`, `s3.*`, ...) are added
 /// to those of the configuration, and win. Tables are read and written through `io`.
@@ -42,13 +45,20 @@ pub async fn connect(
     if Path::new(spec).is_file() {
         return Ok(Arc::new(SqliteCatalog::open(spec, None, io)?));
     }
-    let Some(mut configured) = pyiceberg_catalog(spec)? else {
-        return Err(Error::not_found(format!(
-            "catalog '{spec}': no such catalog database, and no catalog of that name in \
+    let mut configured = match pyiceberg_catalog(spec)? {
+        Some(configured) => configured,
+        // PyIceberg's `load_catalog(name, **properties)`: properties alone may define it.
+        None if properties.contains_key("uri") || properties.contains_key("type") => {
+            BTreeMap::new()
+        }
+        None => {
+            return Err(Error::not_found(format!(
+                "catalog '{spec}': no such catalog database, and no catalog of that name in \
              {PYICEBERG_YAML} (in $PYICEBERG_HOME, the home directory or the working directory) \
              or in PYICEBERG_CATALOG__{}__* variables",
-            spec.to_uppercase()
-        )));
+                spec.to_uppercase()
+            )));
+        }
     };
     configured.extend(properties);
     let uri = configured.get("uri").cloned().unwrap_or_default();
@@ -66,11 +76,19 @@ pub async fn connect(
     match kind.as_str() {
         "rest" => rest(spec, configured, io).await,
         "sql" => match uri.strip_prefix("sqlite:///") {
-            Some(path) => Ok(Arc::new(SqliteCatalog::open(
-                format!("/{path}"),
-                Some(spec),
-                io,
-            )?)),
+            Some(path) => {
+                // The catalog's `s3.*`, `gcs.*`, ... properties reach its tables' stores, as
+                // in PyIceberg (a REST catalog passes its own on to the tables it loads).
+                let storage = io
+                    .storage()
+                    .merged(&StorageProperties::from_pairs(configured));
+                let io = io.with_storage(storage);
+                Ok(Arc::new(SqliteCatalog::open(
+                    format!("/{path}"),
+                    Some(spec),
+                    io,
+                )?))
+            }
             None => Err(Error::Unsupported(format!(
                 "catalog '{spec}': SQL catalogs other than SQLite (uri {}); icefloe's SQL \
                  catalog is SQLite",
@@ -175,5 +193,32 @@ mod tests {
             assert_eq!(catalog.name(), "local", "{spec}");
             assert!(catalog.namespace_exists(&ns).await.unwrap(), "{spec}");
         }
+    }
+    #[tokio::test]
+    async fn properties_alone_define_a_named_sql_catalog() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("c.db");
+        let made = SqliteCatalog::create(&db, "lake", FileIO::default()).unwrap();
+        made.create_namespace("ns", &BTreeMap::new()).unwrap();
+        // The name is not configured anywhere: the properties say what it is (PyIceberg's
+        // `load_catalog("lake", uri=...)`), and its storage properties reach the tables' IO.
+        let properties = BTreeMap::from([
+            ("uri".to_string(), format!("sqlite:///{}", db.display())),
+            ("s3.endpoint".to_string(), "http://127.0.0.1:9".to_string()),
+        ]);
+        let catalog = connect("lake", properties, FileIO::default())
+            .await
+            .unwrap();
+        assert_eq!(catalog.name(), "lake");
+        let ns = crate::catalog::Namespace::new(["ns"]).unwrap();
+        assert!(catalog.namespace_exists(&ns).await.unwrap());
+        assert_eq!(
+            catalog.io().storage().get("s3.endpoint"),
+            Some("http://127.0.0.1:9")
+        );
+        // Another name of the same database is another (empty) catalog, as in PyIceberg.
+        let other = BTreeMap::from([("uri".to_string(), format!("sqlite:///{}", db.display()))]);
+        let catalog = connect("other", other, FileIO::default()).await.unwrap();
+        assert!(!catalog.namespace_exists(&ns).await.unwrap());
     }
 }
