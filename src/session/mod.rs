@@ -272,12 +272,12 @@ impl SchemaProvider for IcebergSchemaProvider {
         let Some((table_name, suffix)) = split_suffixed(name) else {
             return Ok(None);
         };
-        let Some(table) = self.load_table(table_name).await? else {
-            return Ok(None);
-        };
-        // Branches of `t` (`t@b`) inherit its write target: INSERT commits to the branch.
-        let base: Arc<dyn TableProvider> = Arc::new(self.writable(table, table_name)?);
-        suffixed_table(table_name, &base, suffix).map(Some)
+        // `self.table`: the base of `"t@v1$files"` is `"t@v1"`. Branches of `t` (`t@b`)
+        // inherit its write target: INSERT commits to the branch.
+        match self.table(table_name).await? {
+            Some(base) => suffixed_table(table_name, &base, suffix).map(Some),
+            None => Ok(None),
+        }
     }
 
     async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {

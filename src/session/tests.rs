@@ -512,3 +512,24 @@ async fn insert_through_ref_names_commits_to_the_branch_and_refuses_tags() {
     );
     assert_eq!(row(&ctx, main).await.unwrap(), [31, 435 + 2000]);
 }
+
+#[tokio::test]
+async fn a_catalog_under_another_name_serves_metadata_tables_of_refs() {
+    use crate::sql::test_support::{WRITTEN_AT, row, warehouse};
+    // No `sql::register`: the catalog's own schemas answer `"t@ref$relation"` (as they do in a
+    // foreign host, where nothing wraps them). The oracle: tag v1 has 10 rows, branch dev 20.
+    let relocation = Relocation::new().with_rule(WRITTEN_AT, warehouse());
+    let ctx = SessionContext::new();
+    register_catalog(
+        &ctx,
+        "ice",
+        Path::new(&warehouse()).join("catalog.db"),
+        relocation,
+    )
+    .await
+    .unwrap();
+    for (name, rows) in [("refs@v1", 10), ("refs@dev", 20), ("refs", 30)] {
+        let files = format!(r#"SELECT sum(record_count) FROM ice.db."{name}$files""#);
+        assert_eq!(row(&ctx, &files).await.unwrap(), [rows], "{name}");
+    }
+}
