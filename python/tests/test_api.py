@@ -35,7 +35,18 @@ def test_the_stubs_name_every_parameter_of_read_only():
     assert stub_parameters("Table", "_read_only") == native_parameters(_icefloe.Table._read_only)
 
 
+def test_the_stubs_name_every_parameter_of_the_catalog():
+    for method in ["create", "table", "sql"]:
+        native = native_parameters(getattr(_icefloe.Catalog, method))
+        if method != "create":
+            native = (native[0][1:], native[1])  # `self`
+        assert stub_parameters("Catalog", method) == native, method
+    assert stub_parameters("Catalog", "__init__") == (["spec"], ["properties"])
+    assert inspect.signature(_icefloe.Catalog).parameters.keys() == {"spec", "properties"}
+
+
 def test_the_package_exports_the_module():
     assert icefloe.Table is _icefloe.Table
+    assert icefloe.Catalog is _icefloe.Catalog
     assert issubclass(icefloe.IcefloeError, Exception)
     assert icefloe.__version__ == _icefloe.__version__

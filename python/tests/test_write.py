@@ -39,7 +39,7 @@ def test_an_insert_through_datafusion_python_reads_back_in_pyiceberg(tmp_path):
     assert snapshots[-1].parent_snapshot_id == snapshots[0].snapshot_id
 
 
-def test_a_pyiceberg_table_reads_through_icefloe_and_refuses_writes(tmp_path):
+def test_a_pyiceberg_table_writes_through_its_catalog(tmp_path):
     catalog = SqlCatalog(
         "default", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}"
     )
@@ -55,7 +55,31 @@ def test_a_pyiceberg_table_reads_through_icefloe_and_refuses_writes(tmp_path):
     ctx.register_table("t0", icefloe.from_pyiceberg(table, snapshot_id=first))
     assert ctx.sql("SELECT sum(id) FROM t").collect()[0].column(0)[0].as_py() == 6
     assert ctx.sql("SELECT sum(id) FROM t0").collect()[0].column(0)[0].as_py() == 3
+    ctx.sql("INSERT INTO t VALUES (4)").collect()
+    # The commit went through the catalog: PyIceberg's next load sees it.
+    reread = catalog.load_table("db.t")
+    assert len(reread.metadata.snapshots) == 3
+    assert sorted(reread.scan().to_arrow()["id"].to_pylist()) == [1, 2, 3, 4]
+    # A table read at an old snapshot is not written.
+    with pytest.raises(Exception, match="INSERT"):
+        ctx.sql("INSERT INTO t0 VALUES (5)").collect()
+    assert len(catalog.load_table("db.t").metadata.snapshots) == 3
+
+
+def test_a_static_pyiceberg_table_reads_through_icefloe_and_refuses_writes(tmp_path):
+    catalog = SqlCatalog(
+        "default", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}"
+    )
+    catalog.create_namespace("db")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    table = catalog.create_table("db.t", schema=schema)
+    table.append(pa.table({"id": [1, 2]}, schema=schema))
+    static = StaticTable.from_metadata(table.metadata_location)
+
+    ctx = datafusion.SessionContext()
+    ctx.register_table("t", icefloe.from_pyiceberg(static))
+    assert ctx.sql("SELECT sum(id) FROM t").collect()[0].column(0)[0].as_py() == 3
     with pytest.raises(Exception, match="INSERT INTO table"):
         ctx.sql("INSERT INTO t VALUES (4)").collect()
     # Nothing was committed: PyIceberg's table is as it was.
-    assert len(catalog.load_table("db.t").metadata.snapshots) == 2
+    assert len(catalog.load_table("db.t").metadata.snapshots) == 1

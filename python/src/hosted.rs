@@ -1,0 +1,420 @@
+//! icefloe's providers as they must behave inside a foreign host (datafusion-python).
+//!
+//! Over the FFI the host hands a provider a `ForeignSession`: the host's configuration with a
+//! fresh, empty `RuntimeEnv` on every call, and at execution a task context with another fresh
+//! one. icefloe registers the object stores it builds (`s3://`, `gs://`, ...) in the runtime
+//! it is given and DataFusion's file scan looks its store up there when it executes, so a
+//! cloud table would plan and then fail to find its store. And the host polls the futures of
+//! `scan`, `insert_into` and `SchemaProvider::table` on its own executor, outside this
+//! library's tokio runtime, where reqwest (the cloud stores, the REST catalog) finds no
+//! reactor. The wrappers here close both gaps:
+//!
+//! - [`HostedTable`] plans with a [`HostedSession`] (the host's session, icefloe's runtime
+//!   environment: the table's stores and its Parquet footer cache) and returns
+//!   [`OwnRuntimeExec`], which executes the scan with that environment;
+//! - [`HostedCatalog`] and [`HostedSchema`] hand out hosted schemas and tables;
+//! - [`OnRuntime`] polls a future inside this library's runtime.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{CatalogProvider, SchemaProvider, Session, TableProvider};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{Constraints, DFSchema, Statistics};
+use datafusion::config::{ConfigOptions, TableOptions};
+use datafusion::datasource::TableType;
+use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::config::SessionConfig;
+use datafusion::execution::context::{QueryPlanner, TaskContext};
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::execution_props::ExecutionProps;
+use datafusion::logical_expr::registry::ExtensionTypeRegistryRef;
+use datafusion::logical_expr::{
+    AggregateUDF, Expr, HigherOrderUDF, LogicalPlan, ScalarUDF, TableProviderFilterPushDown,
+    WindowUDF,
+};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::MetricsSet;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
+};
+
+use crate::runtime;
+
+/// A future polled inside this library's tokio runtime (entered on every poll), so that the
+/// IO it starts registers with a reactor that runs, whichever executor polls it.
+pub(crate) struct OnRuntime<F>(F);
+
+impl<F: Future + Unpin> Future for OnRuntime<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _entered = runtime().enter();
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+/// `future` polled inside this library's runtime ([`OnRuntime`]).
+pub(crate) fn on_runtime<'a, T>(
+    future: Pin<Box<dyn Future<Output = T> + Send + 'a>>,
+) -> OnRuntime<Pin<Box<dyn Future<Output = T> + Send + 'a>>> {
+    OnRuntime(future)
+}
+
+/// The host's session with icefloe's runtime environment (see the module docs). Everything
+/// else (configuration, functions, the physical planner) is the host's.
+pub(crate) struct HostedSession<'a> {
+    host: &'a dyn Session,
+    env: Arc<RuntimeEnv>,
+    table_options: TableOptions,
+}
+
+impl<'a> HostedSession<'a> {
+    pub(crate) fn new(host: &'a dyn Session, env: &Arc<RuntimeEnv>) -> Self {
+        Self {
+            host,
+            env: Arc::clone(env),
+            table_options: host.table_options().clone(),
+        }
+    }
+}
+
+#[async_trait]
+impl Session for HostedSession<'_> {
+    fn session_id(&self) -> &str {
+        self.host.session_id()
+    }
+
+    fn config(&self) -> &SessionConfig {
+        self.host.config()
+    }
+
+    fn catalog_list(&self) -> Arc<dyn datafusion::catalog::CatalogProviderList> {
+        self.host.catalog_list()
+    }
+
+    fn config_options(&self) -> &ConfigOptions {
+        self.host.config_options()
+    }
+
+    fn query_planner(&self) -> Arc<dyn QueryPlanner + Send + Sync> {
+        self.host.query_planner()
+    }
+
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        self.host.create_physical_plan(logical_plan).await
+    }
+
+    fn create_physical_expr(
+        &self,
+        expr: Expr,
+        df_schema: &DFSchema,
+    ) -> DFResult<Arc<dyn PhysicalExpr>> {
+        self.host.create_physical_expr(expr, df_schema)
+    }
+
+    fn scalar_functions(&self) -> &HashMap<String, Arc<ScalarUDF>> {
+        self.host.scalar_functions()
+    }
+
+    fn higher_order_functions(&self) -> &HashMap<String, Arc<HigherOrderUDF>> {
+        self.host.higher_order_functions()
+    }
+
+    fn aggregate_functions(&self) -> &HashMap<String, Arc<AggregateUDF>> {
+        self.host.aggregate_functions()
+    }
+
+    fn window_functions(&self) -> &HashMap<String, Arc<WindowUDF>> {
+        self.host.window_functions()
+    }
+
+    fn extension_type_registry(&self) -> &ExtensionTypeRegistryRef {
+        self.host.extension_type_registry()
+    }
+
+    fn runtime_env(&self) -> &Arc<RuntimeEnv> {
+        &self.env
+    }
+
+    fn execution_props(&self) -> &ExecutionProps {
+        self.host.execution_props()
+    }
+
+    /// The host session's: code that looks for a native `SessionState` finds none, as before.
+    fn as_any(&self) -> &dyn Any {
+        self.host.as_any()
+    }
+
+    fn table_options(&self) -> &TableOptions {
+        &self.table_options
+    }
+
+    fn table_options_mut(&mut self) -> &mut TableOptions {
+        &mut self.table_options
+    }
+
+    fn task_ctx(&self) -> Arc<TaskContext> {
+        Arc::new(TaskContext::from(self as &dyn Session))
+    }
+}
+
+/// An icefloe table provider that plans and scans with icefloe's runtime environment `env`
+/// (the one its `FileIO` registers stores in) and runs its async work on this library's
+/// runtime (see the module docs).
+#[derive(Debug)]
+pub(crate) struct HostedTable {
+    inner: Arc<dyn TableProvider>,
+    env: Arc<RuntimeEnv>,
+}
+
+impl HostedTable {
+    pub(crate) fn new(inner: Arc<dyn TableProvider>, env: &Arc<RuntimeEnv>) -> Self {
+        Self {
+            inner,
+            env: Arc::clone(env),
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for HostedTable {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+
+    fn constraints(&self) -> Option<&Constraints> {
+        self.inner.constraints()
+    }
+
+    fn table_type(&self) -> TableType {
+        self.inner.table_type()
+    }
+
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.inner.get_column_default(column)
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
+        self.inner.supports_filters_pushdown(filters)
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        self.inner.statistics()
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let session = HostedSession::new(state, &self.env);
+        let plan = on_runtime(self.inner.scan(&session, projection, filters, limit)).await?;
+        Ok(Arc::new(OwnRuntimeExec::new(plan, &self.env)))
+    }
+
+    /// The input is the host's plan, which the host has optimized and executes: it is not
+    /// wrapped, only the planning of the write runs on this library's runtime.
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let session = HostedSession::new(state, &self.env);
+        on_runtime(self.inner.insert_into(&session, input, insert_op)).await
+    }
+}
+
+/// An icefloe scan plan executed with icefloe's runtime environment. A leaf to the host: the
+/// host's optimizer cannot reach below it and put its own operators (which would execute with
+/// the host's environment) between icefloe's.
+#[derive(Debug)]
+pub(crate) struct OwnRuntimeExec {
+    inner: Arc<dyn ExecutionPlan>,
+    env: Arc<RuntimeEnv>,
+}
+
+impl OwnRuntimeExec {
+    fn new(inner: Arc<dyn ExecutionPlan>, env: &Arc<RuntimeEnv>) -> Self {
+        Self {
+            inner,
+            env: Arc::clone(env),
+        }
+    }
+}
+
+impl DisplayAs for OwnRuntimeExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        self.inner.fmt_as(t, f)
+    }
+}
+
+impl ExecutionPlan for OwnRuntimeExec {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.inner.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        Vec::new()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+    ) -> DFResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        match children.is_empty() {
+            true => Ok(self),
+            false => Err(DataFusionError::Internal(format!(
+                "{} is a leaf, given {} children",
+                self.name(),
+                children.len()
+            ))),
+        }
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DFResult<SendableRecordBatchStream> {
+        let own = TaskContext::new(
+            context.task_id(),
+            context.session_id(),
+            context.session_config().clone(),
+            context.scalar_functions().clone(),
+            context.higher_order_functions().clone(),
+            context.aggregate_functions().clone(),
+            context.window_functions().clone(),
+            Arc::clone(&self.env),
+        );
+        self.inner.execute(partition, Arc::new(own))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        self.inner.metrics()
+    }
+
+    fn partition_statistics(&self, partition: Option<usize>) -> DFResult<Arc<Statistics>> {
+        // DataFusion 55 still asks this (its replacement computes from children, which a
+        // leaf hides).
+        #[allow(deprecated)]
+        self.inner.partition_statistics(partition)
+    }
+}
+
+/// A catalog whose schemas are [`HostedSchema`]s.
+#[derive(Debug)]
+pub(crate) struct HostedCatalog {
+    inner: Arc<dyn CatalogProvider>,
+    env: Arc<RuntimeEnv>,
+}
+
+impl HostedCatalog {
+    pub(crate) fn new(inner: Arc<dyn CatalogProvider>, env: &Arc<RuntimeEnv>) -> Self {
+        Self {
+            inner,
+            env: Arc::clone(env),
+        }
+    }
+}
+
+impl CatalogProvider for HostedCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        self.inner.schema_names()
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        let schema = self.inner.schema(name)?;
+        Some(Arc::new(HostedSchema {
+            inner: schema,
+            env: Arc::clone(&self.env),
+        }))
+    }
+
+    fn register_schema(
+        &self,
+        name: &str,
+        schema: Arc<dyn SchemaProvider>,
+    ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
+        self.inner.register_schema(name, schema)
+    }
+
+    fn deregister_schema(
+        &self,
+        name: &str,
+        cascade: bool,
+    ) -> DFResult<Option<Arc<dyn SchemaProvider>>> {
+        self.inner.deregister_schema(name, cascade)
+    }
+}
+
+/// A schema whose tables are [`HostedTable`]s.
+#[derive(Debug)]
+pub(crate) struct HostedSchema {
+    inner: Arc<dyn SchemaProvider>,
+    env: Arc<RuntimeEnv>,
+}
+
+#[async_trait]
+impl SchemaProvider for HostedSchema {
+    fn owner_name(&self) -> Option<&str> {
+        self.inner.owner_name()
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+
+    async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        let table = on_runtime(self.inner.table(name)).await?;
+        Ok(table.map(|t| Arc::new(HostedTable::new(t, &self.env)) as _))
+    }
+
+    async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
+        on_runtime(self.inner.table_type(name)).await
+    }
+
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        self.inner.register_table(name, table)
+    }
+
+    fn deregister_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        self.inner.deregister_table(name)
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name)
+    }
+}
