@@ -34,7 +34,9 @@ use crate::spec::{Literal, PrimitiveType, Transform, Type};
 use crate::spec::{Schema, Snapshot, SnapshotSelector};
 use crate::table::{Table, TableOptions};
 use crate::to_arrow::schema_to_arrow;
-use crate::write::{IcebergSink, IcefloeOptions, OverwriteMode, WriteTarget, write_ordering};
+use crate::write::{
+    IcebergSink, IcefloeOptions, OverwriteMode, WriteTarget, sink_input, write_ordering,
+};
 
 /// A DataFusion table over one snapshot (by default the current one) of an Iceberg table, or
 /// over the rows appended between two snapshots ([`IcebergTableProvider::incremental`]).
@@ -561,6 +563,7 @@ impl TableProvider for IcebergTableProvider {
         let mut sink = self.sink(input.schema(), insert_op)?;
         let ordering = write_ordering(state, self.table().metadata(), &input.schema())?;
         let (ordering, order_id) = ordering.unzip();
+        let input = sink_input(input, ordering.as_ref())?;
         sink = sink.with_sort_order_id(order_id);
         if insert_op == InsertOp::Overwrite {
             let mode = match state.config_options().extensions.get::<IcefloeOptions>() {

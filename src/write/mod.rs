@@ -41,7 +41,7 @@ pub use deletion_vectors::{DeletionVector, write_deletion_vectors};
 pub(crate) use fanout::literal_at;
 pub use fanout::split_by_partition;
 pub(crate) use ordering::sort_exprs;
-pub use ordering::{TransformFn, write_ordering};
+pub use ordering::{TransformFn, sink_input, write_ordering};
 pub use position_deletes::{
     DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID, position_delete_schema, write_position_deletes,
 };

@@ -6,7 +6,7 @@
 //! come (streamed, not buffered for a sort).
 //!
 //! The sort is DataFusion's: [`write_ordering`] states it as the sink's required input
-//! ordering, and DataFusion sorts (in parallel, spilling under a memory limit) and merges.
+//! ordering, and [`sink_input`] sorts (in parallel, spilling under a memory limit) and merges.
 //! Transforms other than identity are sorted by their value, computed by [`TransformFn`].
 
 use std::sync::Arc;
@@ -21,6 +21,10 @@ use datafusion::logical_expr::{
     ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::physical_expr::{LexOrdering, LexRequirement, PhysicalSortExpr};
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use datafusion::prelude::{Column, get_field};
 
 use super::fanout::literal_at;
@@ -50,6 +54,40 @@ pub fn write_ordering(
     };
     let ordering = LexOrdering::new(sort_exprs(session, metadata, order, input)?);
     Ok(ordering.map(|o| (LexRequirement::from(o), order.order_id)))
+}
+
+/// `input` as an INSERT's sink must read it: one partition (DataFusion's `DataSinkExec`
+/// executes partition 0 alone) and, for a table with a sort order, sorted by `ordering`
+/// ([`write_ordering`]). DataFusion's optimizer arranges both from the sink's requirements, but
+/// a host that does not see them (datafusion-python over the FFI, which carries no requirement
+/// of a foreign plan) would write partition 0 and drop the other partitions' rows, or write
+/// unsorted files that claim the order. Arranged here, an optimizer finds them met.
+pub fn sink_input(
+    input: Arc<dyn ExecutionPlan>,
+    ordering: Option<&LexRequirement>,
+) -> DFResult<Arc<dyn ExecutionPlan>> {
+    let partitions = input.output_partitioning().partition_count();
+    let Some(requirement) = ordering else {
+        return Ok(match partitions {
+            0 | 1 => input,
+            _ => Arc::new(CoalescePartitionsExec::new(input)),
+        });
+    };
+    let sorted = input
+        .equivalence_properties()
+        .ordering_satisfy_requirement(requirement.iter().cloned())?;
+    if sorted && partitions <= 1 {
+        return Ok(input);
+    }
+    let ordering = LexOrdering::from(requirement.clone());
+    let input = match sorted {
+        true => input,
+        false => Arc::new(SortExec::new(ordering.clone(), input).with_preserve_partitioning(true)),
+    };
+    Ok(match partitions {
+        0 | 1 => input,
+        _ => Arc::new(SortPreservingMergeExec::new(ordering, input)),
+    })
 }
 
 /// The sort expressions over `input` (the table's columns by name) that put rows in the

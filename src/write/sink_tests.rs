@@ -676,3 +676,83 @@ async fn a_table_opened_by_metadata_file_commits_the_next_version_and_empty_inse
         table.metadata().current_snapshot_id
     );
 }
+
+/// A foreign host (datafusion-python over the FFI) executes the plan `insert_into` returns as
+/// it is: no optimizer pass adds the single partition or the sort the sink requires. Every
+/// partition of the input must still be written, and a sorted table's file sorted.
+#[tokio::test]
+async fn an_insert_plan_run_without_the_optimizer_writes_every_partition_in_order() {
+    use datafusion::arrow::array::{Int64Array, new_null_array};
+    use datafusion::catalog::TableProvider;
+    use datafusion::datasource::memory::MemorySourceConfig;
+    use datafusion::logical_expr::dml::InsertOp;
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    for sorted in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let location = new_table(dir.path(), "");
+        if sorted {
+            let path = dir.path().join("metadata/v1.metadata.json");
+            let json = std::fs::read_to_string(&path).unwrap().replace(
+                r#""default-sort-order-id": 0,
+  "sort-orders": [{"order-id": 0, "fields": []}],"#,
+                r#""default-sort-order-id": 1,
+  "sort-orders": [{"order-id": 0, "fields": []}, {"order-id": 1, "fields": [
+    {"transform": "identity", "source-id": 1, "direction": "desc", "null-order": "nulls-last"}]}],"#,
+            );
+            assert!(json.contains(r#""default-sort-order-id": 1"#));
+            std::fs::write(&path, json).unwrap();
+        }
+        let (ctx, provider) = session(&location, 4).await;
+        let schema = provider.schema();
+        let partition = |ids: Vec<i64>| {
+            let mut columns = vec![Arc::new(Int64Array::from(ids.clone())) as _];
+            for field in schema.fields().iter().skip(1) {
+                columns.push(new_null_array(field.data_type(), ids.len()));
+            }
+            vec![RecordBatch::try_new(schema.clone(), columns).unwrap()]
+        };
+        let parts = [
+            partition(vec![5, 1, 9]),
+            partition(vec![2, 8]),
+            partition(vec![7, 3, 6, 4]),
+        ];
+        let input = MemorySourceConfig::try_new_exec(&parts, schema.clone(), None).unwrap();
+        let plan = provider
+            .insert_into(&ctx.state(), input, InsertOp::Append)
+            .await
+            .unwrap();
+        let written = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+            .await
+            .unwrap();
+        assert_eq!(
+            written[0].column(0).as_primitive::<UInt64Type>().value(0),
+            9
+        );
+        let (ctx, _) = session(&location, 4).await;
+        assert_eq!(count(&ctx, "t").await, 9, "sorted: {sorted}");
+        let data = files(dir.path(), "parquet");
+        assert_eq!(data.len(), 1, "{data:?}");
+        let file = std::fs::File::open(&data[0]).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        let ids: Vec<i64> = reader
+            .flat_map(|b| {
+                b.unwrap()
+                    .column(0)
+                    .as_primitive::<Int64Type>()
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        if sorted {
+            assert_eq!(ids, [9, 8, 7, 6, 5, 4, 3, 2, 1]);
+        } else {
+            let mut all = ids.clone();
+            all.sort();
+            assert_eq!(all, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        }
+    }
+}
