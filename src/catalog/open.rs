@@ -19,8 +19,10 @@ use crate::io::{FileIO, StorageProperties};
 ///   `sqlite:///` uri; the name is the database's catalog name, as in PyIceberg). As PyIceberg
 ///   does, a missing `type` is inferred from the uri, and `properties` with a `uri` or a
 ///   `type` define a catalog of that name also without any configuration
-///   (`load_catalog("prod", uri=..., ...)`). A SQL catalog's properties (`s3.endpoint`, ...)
-///   reach the stores of its tables.
+///   (`load_catalog("prod", uri=..., ...)`).
+///
+/// A SQLite catalog takes PyIceberg's `SqlCatalog` properties: `warehouse` (where new tables
+/// go) and the storage properties of its tables' stores (`s3.endpoint`, ...).
 ///
 /// `properties` (for a REST catalog: `token`, `credential`, `warehouse`, `s3.*`, ...) are added
 /// to those of the configuration, and win. Tables are read and written through `io`.
@@ -40,10 +42,10 @@ pub async fn connect(
         return rest(&host_of(uri), all, io).await;
     }
     if let Some(path) = spec.strip_prefix("sqlite://") {
-        return Ok(Arc::new(SqliteCatalog::open(path, None, io)?));
+        return sqlite(path, None, properties, io);
     }
     if Path::new(spec).is_file() {
-        return Ok(Arc::new(SqliteCatalog::open(spec, None, io)?));
+        return sqlite(spec, None, properties, io);
     }
     let mut configured = match pyiceberg_catalog(spec)? {
         Some(configured) => configured,
@@ -76,19 +78,7 @@ pub async fn connect(
     match kind.as_str() {
         "rest" => rest(spec, configured, io).await,
         "sql" => match uri.strip_prefix("sqlite:///") {
-            Some(path) => {
-                // The catalog's `s3.*`, `gcs.*`, ... properties reach its tables' stores, as
-                // in PyIceberg (a REST catalog passes its own on to the tables it loads).
-                let storage = io
-                    .storage()
-                    .merged(&StorageProperties::from_pairs(configured));
-                let io = io.with_storage(storage);
-                Ok(Arc::new(SqliteCatalog::open(
-                    format!("/{path}"),
-                    Some(spec),
-                    io,
-                )?))
-            }
+            Some(path) => sqlite(&format!("/{path}"), Some(spec), configured, io),
             None => Err(Error::Unsupported(format!(
                 "catalog '{spec}': SQL catalogs other than SQLite (uri {}); icefloe's SQL \
                  catalog is SQLite",
@@ -100,6 +90,28 @@ pub async fn connect(
              (many Glue, Hive and Nessie deployments also serve the Iceberg REST protocol)"
         ))),
     }
+}
+
+/// The SQLite catalog database at `path` (its catalog `name`, else its only one), as
+/// PyIceberg's `SqlCatalog` takes its properties: `warehouse` is where new tables go, and the
+/// storage properties (`s3.*`, `gcs.*`, ...) reach the tables' stores (a REST catalog passes
+/// its own on to the tables it loads).
+fn sqlite(
+    path: &str,
+    name: Option<&str>,
+    properties: BTreeMap<String, String>,
+    io: FileIO,
+) -> Result<Arc<dyn Catalog>> {
+    let warehouse = properties.get("warehouse").cloned();
+    let storage = io
+        .storage()
+        .merged(&StorageProperties::from_pairs(properties));
+    let io = io.with_storage(storage);
+    let mut catalog = SqliteCatalog::open(path, name, io)?;
+    if let Some(warehouse) = warehouse {
+        catalog = catalog.with_warehouse(warehouse);
+    }
+    Ok(Arc::new(catalog))
 }
 
 /// The REST base URI of a `rest+http(s)://` or `http(s)://` spec.
@@ -139,6 +151,7 @@ async fn rest(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::{NestedField, PrimitiveType, Schema};
 
     #[test]
     fn specs_are_told_apart() {
@@ -205,11 +218,23 @@ mod tests {
         let properties = BTreeMap::from([
             ("uri".to_string(), format!("sqlite:///{}", db.display())),
             ("s3.endpoint".to_string(), "http://127.0.0.1:9".to_string()),
+            (
+                "warehouse".to_string(),
+                format!("file://{}/wh", dir.path().display()),
+            ),
         ]);
         let catalog = connect("lake", properties, FileIO::default())
             .await
             .unwrap();
         assert_eq!(catalog.name(), "lake");
+        let t = crate::catalog::TableIdent::parse_dotted("ns.t").unwrap();
+        let schema = Schema::new(0, vec![NestedField::required(1, "id", PrimitiveType::Long)]);
+        let made = catalog
+            .create_table(&t, &crate::TableCreation::new(schema))
+            .await
+            .unwrap();
+        let expected = format!("file://{}/wh/ns/t", dir.path().display());
+        assert_eq!(made.metadata().location, expected);
         let ns = crate::catalog::Namespace::new(["ns"]).unwrap();
         assert!(catalog.namespace_exists(&ns).await.unwrap());
         assert_eq!(
