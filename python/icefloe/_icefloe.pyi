@@ -87,7 +87,9 @@ class Catalog:
         path: str, *, name: str = "default", properties: Optional[Mapping[str, str]] = None
     ) -> "Catalog":
         """Makes a new SQLite catalog database at ``path`` (PyIceberg's SQL catalog layout)
-        whose catalog is named ``name``, and connects to it. An existing file is an error."""
+        whose catalog is named ``name``, and connects to it. New tables go under the
+        ``warehouse`` property (a location: ``file:///...``, ``s3://...``), by default the
+        database's directory. An existing file is an error."""
 
     @property
     def name(self) -> str:

@@ -94,7 +94,9 @@ impl Catalog {
     }
 
     /// Makes a new SQLite catalog database at `path` (PyIceberg's SQL catalog layout) whose
-    /// catalog is named `name`, and connects to it. An existing file is an error.
+    /// catalog is named `name`, and connects to it. New tables go under the `warehouse`
+    /// property (a location, `file:///...` or `s3://...`), by default the database's
+    /// directory. An existing file is an error.
     #[staticmethod]
     #[pyo3(signature = (path, *, name="default", properties=None))]
     fn create(
@@ -103,12 +105,17 @@ impl Catalog {
         name: &str,
         properties: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
-        let storage = StorageProperties::from_pairs(properties.unwrap_or_default());
+        let properties = properties.unwrap_or_default();
+        let warehouse = properties.get("warehouse").cloned();
+        let storage = StorageProperties::from_pairs(properties);
         let env = own_env();
         let io = FileIO::new(Arc::clone(&env), Relocation::default()).with_storage(storage.clone());
-        let catalog = py
+        let mut catalog = py
             .detach(|| SqliteCatalog::create(&path, name, io))
             .map_err(error)?;
+        if let Some(warehouse) = warehouse {
+            catalog = catalog.with_warehouse(warehouse);
+        }
         Ok(Self::with(Arc::new(catalog), env, storage))
     }
 

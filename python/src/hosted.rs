@@ -12,6 +12,8 @@
 //! - [`HostedTable`] plans with a [`HostedSession`] (the host's session, icefloe's runtime
 //!   environment: the table's stores and its Parquet footer cache) and returns
 //!   [`OwnRuntimeExec`], which executes the scan with that environment;
+//! - an INSERT's sink ([`HostedSinkExec`]) reads every partition of whatever input the host
+//!   gives it, in the table's sort order;
 //! - [`HostedCatalog`] and [`HostedSchema`] hand out hosted schemas and tables;
 //! - [`OnRuntime`] polls a future inside this library's runtime.
 
@@ -30,6 +32,7 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Constraints, DFSchema, Statistics};
 use datafusion::config::{ConfigOptions, TableOptions};
 use datafusion::datasource::TableType;
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::config::SessionConfig;
 use datafusion::execution::context::{QueryPlanner, TaskContext};
@@ -42,10 +45,18 @@ use datafusion::logical_expr::{
     WindowUDF,
 };
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::metrics::MetricsSet;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
+use datafusion::physical_expr::{EquivalenceProperties, Partitioning};
+use datafusion::physical_plan::execution_plan::{
+    Boundedness, ChildrenPropertiesMode, EmissionType, ReplaceChildrenOptions,
 };
+use datafusion::physical_plan::metrics::MetricsSet;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+    SendableRecordBatchStream,
+};
+
+use icefloe::write::sink_input;
 
 use crate::runtime;
 
@@ -229,8 +240,8 @@ impl TableProvider for HostedTable {
         Ok(Arc::new(OwnRuntimeExec::new(plan, &self.env)))
     }
 
-    /// The input is the host's plan, which the host has optimized and executes: it is not
-    /// wrapped, only the planning of the write runs on this library's runtime.
+    /// The input is the host's plan, which the host optimizes and executes: planned on this
+    /// library's runtime, the write is returned as a [`HostedSinkExec`].
     async fn insert_into(
         &self,
         state: &dyn Session,
@@ -238,7 +249,74 @@ impl TableProvider for HostedTable {
         insert_op: InsertOp,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         let session = HostedSession::new(state, &self.env);
-        on_runtime(self.inner.insert_into(&session, input, insert_op)).await
+        let input = merged(input);
+        let sink = on_runtime(self.inner.insert_into(&session, input, insert_op)).await?;
+        Ok(Arc::new(HostedSinkExec { sink }))
+    }
+}
+
+/// An INSERT's sink as the host sees it. The host optimizes the sink's input after
+/// `insert_into` without knowing the sink's requirements (the FFI carries none): it may put a
+/// repartition between the sink and its input, and DataFusion's `DataSinkExec` reads
+/// partition 0 alone. Whenever the host gives the sink a new input, it is made one partition
+/// again ([`merged`]), sorted when the table has a sort order.
+#[derive(Debug)]
+pub(crate) struct HostedSinkExec {
+    sink: Arc<dyn ExecutionPlan>,
+}
+
+impl DisplayAs for HostedSinkExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        self.sink.fmt_as(t, f)
+    }
+}
+
+impl ExecutionPlan for HostedSinkExec {
+    fn name(&self) -> &str {
+        self.sink.name()
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.sink.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        self.sink.children()
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+    ) -> DFResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if let Some(data_sink) = self.sink.downcast_ref::<DataSinkExec>()
+            && children.len() == 1
+        {
+            let input = merged(children.swap_remove(0));
+            // One partition now: sorting it spawns no task that polls the host's streams.
+            children = vec![sink_input(input, data_sink.sort_order().as_ref())?];
+        }
+        let recompute = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
+        let sink = Arc::clone(&self.sink).replace_children(children, recompute)?;
+        Ok(Arc::new(Self { sink }))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DFResult<SendableRecordBatchStream> {
+        self.sink.execute(partition, context)
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        self.sink.metrics()
     }
 }
 
@@ -416,5 +494,98 @@ impl SchemaProvider for HostedSchema {
 
     fn table_exist(&self, name: &str) -> bool {
         self.inner.table_exist(name)
+    }
+}
+
+/// `input`'s partitions as one ([`MergedExec`]); `input` itself when it has one.
+fn merged(input: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+    match input.output_partitioning().partition_count() {
+        0 | 1 => input,
+        _ => Arc::new(MergedExec::new(input)),
+    }
+}
+
+/// The partitions of the host's plan `input` as one, polled in the task that polls this plan.
+/// DataFusion's `CoalescePartitionsExec` would poll each partition in a task spawned on this
+/// library's runtime, where the host's operators find no runtime of theirs (datafusion-python
+/// links its own tokio) and panic as they spawn their own tasks; polled here, they run on the
+/// host's threads, as the host polls the sink.
+#[derive(Debug)]
+pub(crate) struct MergedExec {
+    input: Arc<dyn ExecutionPlan>,
+    properties: Arc<PlanProperties>,
+}
+
+impl MergedExec {
+    fn new(input: Arc<dyn ExecutionPlan>) -> Self {
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(input.schema()),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        Self {
+            input,
+            properties: Arc::new(properties),
+        }
+    }
+}
+
+impl DisplayAs for MergedExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "MergedExec")
+    }
+}
+
+impl ExecutionPlan for MergedExec {
+    fn name(&self) -> &str {
+        "MergedExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+    ) -> DFResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        match children.len() {
+            1 => Ok(Arc::new(Self::new(children.swap_remove(0)))),
+            n => Err(DataFusionError::Internal(format!(
+                "MergedExec takes one child, given {n}"
+            ))),
+        }
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DFResult<SendableRecordBatchStream> {
+        if partition != 0 {
+            return Err(DataFusionError::Internal(format!(
+                "MergedExec has one partition, asked for {partition}"
+            )));
+        }
+        let partitions = self.input.output_partitioning().partition_count();
+        let streams = (0..partitions)
+            .map(|i| self.input.execute(i, Arc::clone(&context)))
+            .collect::<DFResult<Vec<_>>>()?;
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.input.schema(),
+            futures::stream::select_all(streams),
+        )))
     }
 }

@@ -98,6 +98,34 @@ def test_an_insert_through_the_host_commits_to_the_catalog(lake):
     assert scalar(ctx, "SELECT count(*) FROM ice.db.t") == 9
 
 
+@pytest.mark.parametrize("order", ["", "WRITE ORDERED BY id DESC"])
+def test_an_insert_of_a_many_partition_plan_writes_every_row(lake, order):
+    # The host runs the INSERT's plan without the sink's requirements (the FFI does not carry
+    # them): its input has 4 partitions, every one must be written, in order if asked.
+    catalog, uri = lake
+    ice = icefloe.Catalog("lake", properties={"uri": uri})
+    if order:
+        ice.sql(f"ALTER TABLE db.t {order}")
+    ctx = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(4))
+    ctx.register_catalog_provider("ice", ice)
+    inserted = ctx.sql(
+        "INSERT INTO ice.db.t SELECT value + 1000, 'n' FROM range(100000)"
+    ).collect()
+    assert inserted[0].column(0)[0].as_py() == 100000
+    table = catalog.load_table("db.t")
+    ids = table.scan(row_filter="category = 'n'").to_arrow()["id"].to_pylist()
+    assert sorted(ids) == list(range(1000, 101000))
+    if order:
+        (new_file,) = [
+            f for f in table.inspect.files().to_pylist() if f["partition"]["category"] == "n"
+        ]
+        import pyarrow.parquet as pq
+
+        written = pq.read_table(new_file["file_path"].removeprefix("file://"))["id"].to_pylist()
+        assert written == sorted(written, reverse=True)
+        assert new_file["sort_order_id"] == 1
+
+
 def test_icefloe_sql_runs_what_the_host_cannot_plan(lake):
     catalog, uri = lake
     ice = icefloe.Catalog("lake", properties={"uri": uri})
