@@ -378,6 +378,17 @@ impl ExecutionPlan for OwnRuntimeExec {
         }
     }
 
+    /// The scan split across `target_partitions` as DataFusion's optimizer splits a native
+    /// one (by files and byte ranges): the host asks, and the split plan keeps this wrapper.
+    fn repartitioned(
+        &self,
+        target_partitions: usize,
+        config: &ConfigOptions,
+    ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
+        let split = self.inner.repartitioned(target_partitions, config)?;
+        Ok(split.map(|inner| Arc::new(Self::new(inner, &self.env)) as _))
+    }
+
     fn execute(
         &self,
         partition: usize,

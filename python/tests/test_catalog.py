@@ -218,3 +218,34 @@ def test_catalog_tables_open_at_a_state_and_write_through_the_catalog(lake):
     assert scalar(ctx, "SELECT count(*) FROM files") == 2
     ctx.sql("INSERT INTO now VALUES (9, 'x')").collect()
     assert catalog.load_table("db.t").scan().to_arrow().num_rows == 6
+
+
+def leaf_partitions(ctx, sql):
+    plan = ctx.sql(sql).execution_plan()
+    while plan.children():
+        plan = plan.children()[0]
+    return plan.partition_count
+
+
+def test_a_scan_splits_across_the_hosts_partitions_as_a_native_one(tmp_path):
+    # The host asks the scan to split itself (by byte ranges of its files) as DataFusion's
+    # optimizer asks a native scan: one file is read on every core, not one.
+    ice = icefloe.Catalog.create(str(tmp_path / "c.db"))
+    ice.sql("CREATE SCHEMA db")
+    ice.sql("CREATE TABLE db.t (id BIGINT NOT NULL, k BIGINT)")
+    config = datafusion.SessionConfig().with_target_partitions(4)
+    ctx = datafusion.SessionContext(config)
+    ctx.register_catalog_provider("ice", ice)
+    # Scattered values, so the one file is large enough (some MB) for DataFusion to split.
+    ctx.sql(
+        "INSERT INTO ice.db.t SELECT value, (value * 2654435761) % 4294967296 FROM range(2000000)"
+    ).collect()
+    (data,) = list((tmp_path / "db" / "t" / "data").glob("*.parquet"))
+    ctx.register_parquet("plain", str(data))
+    query = "SELECT count(*), sum(k) FROM {} WHERE id % 2 = 0"
+    assert leaf_partitions(ctx, query.format("ice.db.t")) == leaf_partitions(
+        ctx, query.format("plain")
+    )
+    assert leaf_partitions(ctx, query.format("ice.db.t")) > 1
+    rows = [list(ctx.sql(query.format(t)).to_pydict().values()) for t in ("ice.db.t", "plain")]
+    assert rows[0] == rows[1] == [[1_000_000], [rows[1][1][0]]]
