@@ -93,9 +93,12 @@ def test_an_insert_through_the_host_commits_to_the_catalog(lake):
     snapshots = table.metadata.snapshots
     assert [s.summary.operation.value for s in snapshots] == ["append"] * 4
     assert snapshots[-1].parent_snapshot_id == snapshots[-2].snapshot_id
+    # A DataFrame written to the table goes the same way.
+    ctx.sql("SELECT 200 AS id, 'w' AS category").write_table("ice.db.t")
+    assert catalog.load_table("db.t").scan(row_filter="id = 200").to_arrow().num_rows == 1
     # The tag is still where it was, and the host reads the new state on its next query.
     assert table.metadata.refs["v1"].snapshot_id == snapshots[0].snapshot_id
-    assert scalar(ctx, "SELECT count(*) FROM ice.db.t") == 9
+    assert scalar(ctx, "SELECT count(*) FROM ice.db.t") == 10
 
 
 @pytest.mark.parametrize("order", ["", "WRITE ORDERED BY id DESC"])

@@ -39,16 +39,24 @@ def test_an_insert_through_datafusion_python_reads_back_in_pyiceberg(tmp_path):
     assert snapshots[-1].parent_snapshot_id == snapshots[0].snapshot_id
 
 
-def test_a_pyiceberg_table_writes_through_its_catalog(tmp_path):
+def ids_table(tmp_path):
+    """A PyIceberg SQL catalog with db.t (id long), rows 1 and 2 appended."""
     catalog = SqlCatalog(
         "default", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}"
     )
     catalog.create_namespace("db")
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
-    table = catalog.create_table("db.t", schema=schema)
-    table.append(pa.table({"id": [1, 2]}, schema=schema))
+    table = catalog.create_table("db.t", schema=IDS)
+    table.append(pa.table({"id": [1, 2]}, schema=IDS))
+    return catalog, table
+
+
+IDS = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+
+
+def test_a_pyiceberg_table_writes_through_its_catalog(tmp_path):
+    catalog, table = ids_table(tmp_path)
     first = table.current_snapshot().snapshot_id
-    table.append(pa.table({"id": [3]}, schema=schema))
+    table.append(pa.table({"id": [3]}, schema=IDS))
 
     ctx = datafusion.SessionContext()
     ctx.register_table("t", icefloe.from_pyiceberg(table))
@@ -67,13 +75,7 @@ def test_a_pyiceberg_table_writes_through_its_catalog(tmp_path):
 
 
 def test_a_static_pyiceberg_table_reads_through_icefloe_and_refuses_writes(tmp_path):
-    catalog = SqlCatalog(
-        "default", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}"
-    )
-    catalog.create_namespace("db")
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
-    table = catalog.create_table("db.t", schema=schema)
-    table.append(pa.table({"id": [1, 2]}, schema=schema))
+    catalog, table = ids_table(tmp_path)
     static = StaticTable.from_metadata(table.metadata_location)
 
     ctx = datafusion.SessionContext()
