@@ -252,3 +252,21 @@ def test_a_scan_splits_across_the_hosts_partitions_as_a_native_one(tmp_path):
     assert leaf_partitions(ctx, query.format("ice.db.t")) > 1
     rows = [list(ctx.sql(query.format(t)).to_pydict().values()) for t in ("ice.db.t", "plain")]
     assert rows[0] == rows[1] == [[1_000_000], [rows[1][1][0]]]
+
+
+def test_insert_overwrite_through_the_host_and_dynamic_overwrite_through_icefloe(lake):
+    catalog, uri = lake
+    ice = icefloe.Catalog("lake", properties={"uri": uri})
+    ctx = host(ice)
+    # The host's INSERT OVERWRITE is Spark's static overwrite without a PARTITION clause: the
+    # whole table is replaced, in one `overwrite` snapshot.
+    ctx.sql("INSERT OVERWRITE ice.db.t VALUES (10, 'a'), (11, 'z')").collect()
+    table = catalog.load_table("db.t")
+    assert sorted(table.scan().to_arrow()["id"].to_pylist()) == [10, 11]
+    assert table.metadata.snapshots[-1].summary.operation.value == "overwrite"
+    # icefloe's session keeps its settings between statements: dynamic overwrite replaces only
+    # the partitions the new rows fall in.
+    ice.sql("SET icefloe.overwrite_mode = 'dynamic'")
+    ice.sql("INSERT OVERWRITE db.t VALUES (12, 'a')")
+    rows = catalog.load_table("db.t").scan().to_arrow().to_pylist()
+    assert sorted((r["id"], r["category"]) for r in rows) == [(11, "z"), (12, "a")]
