@@ -242,12 +242,7 @@ impl EqualityDeleteExec {
     ) -> DFResult<Self> {
         let indices: Vec<usize> = (0..output).collect();
         let schema = Arc::new(input.schema().project(&indices)?);
-        let properties = PlanProperties::new(
-            EquivalenceProperties::new(Arc::clone(&schema)),
-            input.properties().partitioning.clone(),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
+        let properties = properties_over(&schema, &input);
         Ok(Self {
             input,
             deletes,
@@ -255,9 +250,20 @@ impl EqualityDeleteExec {
             key_columns: Arc::new(key_columns),
             ordinal_column,
             schema,
-            properties: Arc::new(properties),
+            properties,
         })
     }
+}
+
+/// The properties of the filter over `input`: its partitioning, so that every partition of
+/// the input is one of the output (also after an optimizer splits the scan below into more).
+fn properties_over(schema: &SchemaRef, input: &Arc<dyn ExecutionPlan>) -> Arc<PlanProperties> {
+    Arc::new(PlanProperties::new(
+        EquivalenceProperties::new(Arc::clone(schema)),
+        input.properties().partitioning.clone(),
+        EmissionType::Incremental,
+        Boundedness::Bounded,
+    ))
 }
 
 impl DisplayAs for EqualityDeleteExec {
@@ -300,14 +306,18 @@ impl ExecutionPlan for EqualityDeleteExec {
                 children.len()
             )));
         }
+        let input = children.swap_remove(0);
+        // The new input may have other partitions (DataFusion splits file scans by byte range):
+        // the properties follow it, or the parent would run only the old number of them.
+        let properties = properties_over(&self.schema, &input);
         Ok(Arc::new(Self {
-            input: children.swap_remove(0),
+            input,
             deletes: Arc::clone(&self.deletes),
             per_file: Arc::clone(&self.per_file),
             key_columns: Arc::clone(&self.key_columns),
             ordinal_column: self.ordinal_column,
             schema: Arc::clone(&self.schema),
-            properties: Arc::clone(&self.properties),
+            properties,
         }))
     }
 
