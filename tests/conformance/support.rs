@@ -352,9 +352,24 @@ impl TableSpec {
 }
 
 /// A fresh session whose tables reach `spec`'s store (its storage properties).
+///
+/// Tables read through SQL get DataFusion's defaults (as many partitions as cores); tables read
+/// through `TableOptions` get [`SPLIT_PARTITIONS`] partitions and every file scan split into
+/// byte ranges, whatever the machine: more partitions than most fixture tables have files, so
+/// the optimizer puts repartitions and split scans under icefloe's operators, as it does on a
+/// big machine or with files over 10 MB (a 2-core CI hid an equality-delete bug that showed at
+/// 4 partitions).
 pub fn session_for(spec: &TableSpec) -> SessionContext {
-    SessionContext::new_with_config(spec.storage.clone().for_session(SessionConfig::new()))
+    let mut config = SessionConfig::new();
+    if spec.via == Via::Options {
+        config = config.with_target_partitions(SPLIT_PARTITIONS);
+        config.options_mut().optimizer.repartition_file_min_size = 0;
+    }
+    SessionContext::new_with_config(spec.storage.clone().for_session(config))
 }
+
+/// The partitions of the sessions that read tables through `TableOptions` ([`session_for`]).
+pub const SPLIT_PARTITIONS: usize = 7;
 
 /// Opens `spec` with icefloe and registers it as `t` in a fresh session (with icefloe's SQL
 /// registered): through `TableOptions`, or as a SQL view over the current table `base`.
