@@ -50,6 +50,8 @@ pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod commit;
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub mod dml;
 mod error;
 pub mod expr;

@@ -429,11 +429,7 @@ impl IcebergTableProvider {
             ..PlanStats::default()
         };
         let rows = limit.map_or(rows, |limit| rows.min(limit));
-        Ok(Some(RowCountExec::rows(
-            rows,
-            &stats,
-            "counted from the manifest list",
-        )))
+        Ok(Some(RowCountExec::rows(rows, &stats)))
     }
 
     /// The distinct counts table statistics give the columns of a scan of `table` (none for

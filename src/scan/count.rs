@@ -49,6 +49,24 @@ pub(crate) fn live_rows_from_list(manifests: &[ManifestFile]) -> Option<(u64, us
     Some((rows, files))
 }
 
+/// What a [`RowCountExec`]'s count came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CountSource {
+    /// The snapshot's manifest list (an unfiltered `count(*)`).
+    ManifestList,
+    /// Planning, which left no file to read.
+    Pruned,
+}
+
+impl fmt::Display for CountSource {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Self::ManifestList => "counted from the manifest list",
+            Self::Pruned => "no file left after pruning",
+        })
+    }
+}
+
 /// A leaf that yields `rows` rows of an empty schema (or, with `rows == 0`, nothing of any
 /// schema), with exact row-count statistics, so DataFusion answers `count(*)` from them, and
 /// with the planning metrics of the scan it stands for.
@@ -58,22 +76,42 @@ pub(crate) struct RowCountExec {
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
+    /// The planning of the scan it stands for (reported as its metrics).
+    stats: PlanStats,
     /// What the row count came from, for EXPLAIN.
-    source: &'static str,
+    source: CountSource,
 }
 
 impl RowCountExec {
-    /// `rows` rows without columns (the count was taken from `source`).
-    pub(crate) fn rows(rows: usize, stats: &PlanStats, source: &'static str) -> Self {
-        Self::new(Arc::new(ArrowSchema::empty()), rows, stats, source)
+    /// `rows` rows without columns, counted from the manifest list.
+    pub(crate) fn rows(rows: usize, stats: &PlanStats) -> Self {
+        Self::new(
+            Arc::new(ArrowSchema::empty()),
+            rows,
+            stats,
+            CountSource::ManifestList,
+        )
     }
 
     /// No rows, of `schema`: planning left no file to read.
     pub(crate) fn empty(schema: SchemaRef, stats: &PlanStats) -> Self {
-        Self::new(schema, 0, stats, "no file left after pruning")
+        Self::new(schema, 0, stats, CountSource::Pruned)
     }
 
-    fn new(schema: SchemaRef, rows: usize, stats: &PlanStats, source: &'static str) -> Self {
+    /// The node as its parts (for the distributed codec): the rows, the schema, the planning
+    /// statistics and the count's source.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn parts(&self) -> (usize, &SchemaRef, &PlanStats, CountSource) {
+        (self.rows, &self.schema, &self.stats, self.source)
+    }
+
+    /// The node [`RowCountExec::parts`] took apart.
+    pub(crate) fn new(
+        schema: SchemaRef,
+        rows: usize,
+        stats: &PlanStats,
+        source: CountSource,
+    ) -> Self {
         let properties = PlanProperties::new(
             EquivalenceProperties::new(Arc::clone(&schema)),
             Partitioning::UnknownPartitioning(1),
@@ -89,6 +127,7 @@ impl RowCountExec {
             schema,
             properties: Arc::new(properties),
             metrics,
+            stats: stats.clone(),
             source,
         }
     }

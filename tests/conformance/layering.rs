@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "provider",
     "session",
     "sql",
+    "distributed",
     "cli",
     "fuzzing",
 ];
