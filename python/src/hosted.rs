@@ -7,11 +7,13 @@
 //! cloud table would plan and then fail to find its store. And the host polls the futures of
 //! `scan`, `insert_into` and `SchemaProvider::table` on its own executor, outside this
 //! library's tokio runtime, where reqwest (the cloud stores, the REST catalog) finds no
-//! reactor. The wrappers here close both gaps:
+//! reactor. Nor does the FFI carry a plan's requirements (one input partition, an ordering), so
+//! the host's optimizer cannot honour an INSERT sink's. The wrappers here close these gaps:
 //!
 //! - [`HostedTable`] plans with a [`HostedSession`] (the host's session, icefloe's runtime
 //!   environment: the table's stores and its Parquet footer cache) and returns
-//!   [`OwnRuntimeExec`], which executes the scan with that environment;
+//!   [`OwnRuntimeExec`], which executes the scan with that environment and splits it across
+//!   the host's partitions when the host asks, as DataFusion splits a native scan;
 //! - an INSERT's sink ([`HostedSinkExec`]) reads every partition of whatever input the host
 //!   gives it, in the table's sort order;
 //! - [`HostedCatalog`] and [`HostedSchema`] hand out hosted schemas and tables;
