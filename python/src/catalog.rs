@@ -9,9 +9,8 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_ffi::catalog_provider::FFI_CatalogProvider;
 use icefloe::catalog::{SqliteCatalog, TableIdent};
-use icefloe::io::StorageProperties;
 use icefloe::session::{IcebergCatalogProvider, attach_as_default};
-use icefloe::{FileIO, IcebergTableProvider, Relocation, WriteTarget};
+use icefloe::{IcebergTableProvider, WriteTarget};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use tokio::sync::OnceCell;
@@ -19,7 +18,7 @@ use tokio::sync::OnceCell;
 use crate::hosted::HostedCatalog;
 use crate::result::SqlResult;
 use crate::table::{Table, selection};
-use crate::{error, logical_codec, own_env, runtime, statement_error};
+use crate::{error, logical_codec, own_io, runtime, statement_error};
 
 /// The capsule name of a catalog provider in the FFI protocol.
 const CATALOG_PROVIDER: &std::ffi::CStr = c"datafusion_catalog_provider";
@@ -29,36 +28,30 @@ const CATALOG_PROVIDER: &std::ffi::CStr = c"datafusion_catalog_provider";
 #[pyclass(module = "icefloe._icefloe", name = "Catalog", frozen)]
 pub(crate) struct Catalog {
     catalog: Arc<dyn icefloe::catalog::Catalog>,
-    /// The runtime environment the catalog's IO registers stores in.
-    env: Arc<RuntimeEnv>,
-    storage: StorageProperties,
     /// icefloe's own session over this catalog, for [`Catalog::sql`] (made on first use).
     session: OnceCell<SessionContext>,
 }
 
 impl Catalog {
-    fn with(
-        catalog: Arc<dyn icefloe::catalog::Catalog>,
-        env: Arc<RuntimeEnv>,
-        storage: StorageProperties,
-    ) -> Self {
+    fn with(catalog: Arc<dyn icefloe::catalog::Catalog>) -> Self {
         Self {
             catalog,
-            env,
-            storage,
             session: OnceCell::new(),
         }
+    }
+
+    /// The runtime environment the catalog's IO registers stores in (its own: [`own_io`]).
+    fn env(&self) -> &Arc<RuntimeEnv> {
+        self.catalog.io().runtime()
     }
 
     /// The session of [`Catalog::sql`]: icefloe's SQL, this catalog the default one.
     async fn session(&self) -> icefloe::Result<&SessionContext> {
         self.session
             .get_or_try_init(|| async {
-                let config = self
-                    .storage
-                    .clone()
+                let config = (self.catalog.io().storage().clone())
                     .for_session(SessionConfig::new().with_information_schema(true));
-                let ctx = SessionContext::new_with_config_rt(config, Arc::clone(&self.env));
+                let ctx = SessionContext::new_with_config_rt(config, Arc::clone(self.env()));
                 icefloe::sql::register(&ctx);
                 attach_as_default(&ctx, Arc::clone(&self.catalog)).await?;
                 Ok(ctx)
@@ -84,13 +77,11 @@ impl Catalog {
         properties: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
         let properties = properties.unwrap_or_default();
-        let storage = StorageProperties::from_pairs(properties.clone());
-        let env = own_env();
-        let io = FileIO::new(Arc::clone(&env), Relocation::default()).with_storage(storage.clone());
+        let io = own_io(properties.clone());
         let catalog = py
             .detach(|| runtime().block_on(icefloe::catalog::connect(&spec, properties, io)))
             .map_err(error)?;
-        Ok(Self::with(catalog, env, storage))
+        Ok(Self::with(catalog))
     }
 
     /// Makes a new SQLite catalog database at `path` (PyIceberg's SQL catalog layout) whose
@@ -107,16 +98,14 @@ impl Catalog {
     ) -> PyResult<Self> {
         let properties = properties.unwrap_or_default();
         let warehouse = properties.get("warehouse").cloned();
-        let storage = StorageProperties::from_pairs(properties);
-        let env = own_env();
-        let io = FileIO::new(Arc::clone(&env), Relocation::default()).with_storage(storage.clone());
+        let io = own_io(properties);
         let mut catalog = py
             .detach(|| SqliteCatalog::create(&path, name, io))
             .map_err(error)?;
         if let Some(warehouse) = warehouse {
             catalog = catalog.with_warehouse(warehouse);
         }
-        Ok(Self::with(Arc::new(catalog), env, storage))
+        Ok(Self::with(Arc::new(catalog)))
     }
 
     /// The catalog's name (the `catalog_name` of a SQL catalog, the host of a REST one).
@@ -151,7 +140,7 @@ impl Catalog {
                 })
             })
             .map_err(error)?;
-        Ok(Table::of_catalog(provider, &self.env, name, selector))
+        Ok(Table::of_catalog(provider, name, selector))
     }
 
     /// Runs one statement of icefloe's SQL in icefloe's own session over this catalog (the
@@ -182,7 +171,7 @@ impl Catalog {
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let codec = logical_codec(&codec)?;
         let provider = IcebergCatalogProvider::new(Arc::clone(&self.catalog));
-        let hosted = HostedCatalog::new(Arc::new(provider), &self.env);
+        let hosted = HostedCatalog::new(Arc::new(provider), self.env());
         let provider = FFI_CatalogProvider::new_with_ffi_codec(
             Arc::new(hosted),
             Some(runtime().handle().clone()),

@@ -396,16 +396,22 @@ impl ExecutionPlan for OwnRuntimeExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> DFResult<SendableRecordBatchStream> {
-        let own = TaskContext::new(
-            context.task_id(),
-            context.session_id(),
-            context.session_config().clone(),
-            context.scalar_functions().clone(),
-            context.higher_order_functions().clone(),
-            context.aggregate_functions().clone(),
-            context.window_functions().clone(),
-            Arc::clone(&self.env),
-        );
+        let env = Arc::clone(&self.env);
+        // The FFI hands each call a context of its own: take it over rather than copy the
+        // host's function registry once more.
+        let own = match Arc::try_unwrap(context) {
+            Ok(context) => context.with_runtime(env),
+            Err(shared) => TaskContext::new(
+                shared.task_id(),
+                shared.session_id(),
+                shared.session_config().clone(),
+                shared.scalar_functions().clone(),
+                shared.higher_order_functions().clone(),
+                shared.aggregate_functions().clone(),
+                shared.window_functions().clone(),
+                env,
+            ),
+        };
         self.inner.execute(partition, Arc::new(own))
     }
 

@@ -22,6 +22,7 @@ mod hosted;
 mod result;
 mod table;
 
+use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
 
@@ -30,6 +31,8 @@ use datafusion::error::DataFusionError;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
 use datafusion_ffi::table_provider::FFI_TableProvider;
+use icefloe::io::StorageProperties;
+use icefloe::{FileIO, Relocation};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -79,10 +82,12 @@ fn statement_error(e: DataFusionError) -> PyErr {
     }
 }
 
-/// A fresh runtime environment for one table or catalog: the object stores its IO builds are
-/// registered there and its scans execute with it (see [`hosted`]).
-fn own_env() -> Arc<RuntimeEnv> {
-    Arc::new(RuntimeEnv::default())
+/// The IO of one table or catalog: a fresh runtime environment of its own (the object stores
+/// it builds are registered there and its scans execute with it, see [`hosted`]), reaching its
+/// stores with `storage` (Iceberg's FileIO properties).
+fn own_io(storage: BTreeMap<String, String>) -> FileIO {
+    FileIO::new(Arc::new(RuntimeEnv::default()), Relocation::default())
+        .with_storage(StorageProperties::from_pairs(storage))
 }
 
 /// `provider` as the capsule `SessionContext.register_table` takes, built on the host's codec.

@@ -5,23 +5,20 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::execution::runtime_env::RuntimeEnv;
-use icefloe::io::StorageProperties;
 use icefloe::metadata_tables::{IcebergMetadataTable, MetadataTableKind};
 use icefloe::spec::SnapshotSelector;
-use icefloe::{FileIO, IcebergTableProvider, Relocation, TableOptions};
+use icefloe::{IcebergTableProvider, TableOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use crate::hosted::HostedTable;
-use crate::{error, ffi_provider, own_env, runtime};
+use crate::{error, ffi_provider, own_io, runtime};
 
 /// An Iceberg table, to register in a datafusion-python `SessionContext`.
 #[pyclass(module = "icefloe._icefloe", name = "Table", frozen)]
 pub(crate) struct Table {
     provider: Arc<IcebergTableProvider>,
-    /// The runtime environment its IO registers stores in, and its scans execute with.
-    env: Arc<RuntimeEnv>,
     /// As the user named it (a location, a metadata file or a catalog's table name).
     name: String,
     /// The snapshot the table was opened at.
@@ -32,16 +29,20 @@ impl Table {
     /// A table of a catalog (see [`crate::catalog::Catalog::table`]).
     pub(crate) fn of_catalog(
         provider: IcebergTableProvider,
-        env: &Arc<RuntimeEnv>,
         name: String,
         selector: SnapshotSelector,
     ) -> Self {
         Self {
             provider: Arc::new(provider),
-            env: Arc::clone(env),
             name,
             selector,
         }
+    }
+
+    /// The runtime environment its IO registers stores in, and its scans execute with (its
+    /// own: [`own_io`]).
+    fn env(&self) -> Arc<RuntimeEnv> {
+        Arc::clone(self.provider.table().io().runtime())
     }
 }
 
@@ -67,19 +68,17 @@ impl Table {
         relocate: Option<BTreeMap<String, String>>,
         storage_options: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
-        let mut options = TableOptions::default().with_storage(StorageProperties::from_pairs(
-            storage_options.unwrap_or_default(),
-        ));
+        let io = own_io(storage_options.unwrap_or_default());
+        let mut options = TableOptions::default().with_storage(io.storage().clone());
         for (old, new) in relocate.unwrap_or_default() {
             options = options.with_relocation(old, new);
         }
         options.snapshot = selection(snapshot_id, r#ref, as_of)?;
         let selector = options.snapshot.clone();
-        let env = own_env();
         let provider = py
             .detach(|| {
                 runtime().block_on(IcebergTableProvider::open_with_runtime(
-                    Arc::clone(&env),
+                    Arc::clone(io.runtime()),
                     &location,
                     options,
                 ))
@@ -87,7 +86,6 @@ impl Table {
             .map_err(error)?;
         Ok(Self {
             provider: Arc::new(provider),
-            env,
             name: location,
             selector,
         })
@@ -108,13 +106,10 @@ impl Table {
         storage_options: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
         let selector = selection(snapshot_id, r#ref, as_of)?;
-        let env = own_env();
-        let storage = StorageProperties::from_pairs(storage_options.unwrap_or_default());
+        let io = own_io(storage_options.unwrap_or_default());
         let provider = py
             .detach(|| {
                 runtime().block_on(async {
-                    let io =
-                        FileIO::new(Arc::clone(&env), Relocation::default()).with_storage(storage);
                     let table = icefloe::Table::load(io, &metadata_location).await?;
                     IcebergTableProvider::try_new(table, selector.clone())
                 })
@@ -122,7 +117,6 @@ impl Table {
             .map_err(error)?;
         Ok(Self {
             provider: Arc::new(provider),
-            env,
             name: metadata_location,
             selector,
         })
@@ -142,7 +136,7 @@ impl Table {
         let table =
             IcebergMetadataTable::try_new(self.provider.table(), kind, selector).map_err(error)?;
         Ok(MetadataTable {
-            provider: Arc::new(HostedTable::new(Arc::new(table), &self.env)),
+            provider: Arc::new(HostedTable::new(Arc::new(table), &self.env())),
         })
     }
 
@@ -152,7 +146,7 @@ impl Table {
         py: Python<'py>,
         session: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let hosted = HostedTable::new(self.provider.clone(), &self.env);
+        let hosted = HostedTable::new(self.provider.clone(), &self.env());
         ffi_provider(py, Arc::new(hosted), &session)
     }
 
