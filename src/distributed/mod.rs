@@ -4,68 +4,112 @@
 //! with the same codec.
 //!
 //! A node travels with the facts a worker needs and nothing it can re-derive: never a catalog
-//! connection, and no object store (the worker builds its own from its session).
+//! connection and never an object store. A worker reads through a store of its own runtime: one
+//! it registered for the bucket, else one built from the storage properties that travel (the
+//! worker session's [`crate::io::StorageProperties`] underneath, and credentials only when
+//! the coordinator's codec was built [`IcefloeCodec::with_credentials`]).
 //!
 //! | node | travels |
 //! |---|---|
-//! | `IcebergRowCountExec` (a `count(*)` from the manifest list, or a scan planning pruned to nothing) | yes: rows, schema, planning counts |
-//! | the Parquet scan (`DataSourceExec` with icefloe's guarded source) | not yet: refused, never sent as a plain Parquet scan |
-//! | `IcebergEqualityDeleteExec`, metadata-table scans, the INSERT and DML sinks | not yet: refused |
+//! | the Parquet scan (`DataSourceExec` with icefloe's guarded source) | its files (path, size, byte range, partition values, the statistics a reader uses, the rows surviving position deletes and deletion vectors, names under relocation), projection, predicate, Parquet options, the field-id adapter (name mapping, defaults, format version), `_pos`, the store and its IO |
+//! | `IcebergEqualityDeleteExec` | the delete files that apply (read by the worker, once per plan it decodes), key types and columns, which files apply to which data file, the IO |
+//! | `IcebergRowCountExec` (a `count(*)` from the manifest list, or a scan planning pruned to nothing) | rows, schema, planning counts |
+//! | metadata-table scans, the INSERT and DML sinks | not yet: refused |
 //!
-//! The scan is refused on purpose until it travels whole: DataFusion's own encoding of its
-//! inner Parquet source would drop what icefloe attaches to each file (the rows position
-//! deletes remove, the field-id mapping, `_pos`), and a worker would read deleted rows back.
-//! Every refusal is an error naming the node.
+//! A scan never travels as DataFusion's plain Parquet scan (its own encoding of the inner
+//! source would drop what icefloe attaches to each file, and a worker would read deleted rows
+//! back): the guarded source has no proto encoding of its own, so DataFusion hands the whole
+//! node to this codec. Every refusal is an error naming the node.
 //!
-//! The bytes of a node: a format version, a node tag, then the node's fields (little-endian
-//! integers; schemas as datafusion-proto's `Schema` message).
+//! The bytes of a node: a format version, then a protobuf message ([`wire`]).
 
-mod payload;
+mod count;
+mod deletes;
+mod origin;
+mod scan;
+mod wire;
 
 use std::sync::Arc;
 
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
+use crate::error::Error;
 use crate::scan::count::RowCountExec;
-use payload::{Reader, Writer};
-
-/// The payload format written; a reader refuses others.
-const FORMAT: u8 = 1;
-
-/// The node kinds.
-const ROW_COUNT: u8 = 1;
+use crate::scan::deletes::equality::EqualityDeleteExec;
+use wire::Kind;
 
 /// The `PhysicalExtensionCodec` of icefloe's plan nodes (see the module docs). Register it on
 /// the coordinator and on every worker; nodes of other libraries are refused with an error, so
 /// it composes with their codecs (datafusion-proto's `ComposedPhysicalExtensionCodec`).
 #[derive(Debug, Default, Clone, Copy)]
-pub struct IcefloeCodec;
+pub struct IcefloeCodec {
+    credentials: bool,
+}
+
+impl IcefloeCodec {
+    /// A codec that sends the storage properties that say where a store is (endpoint, region,
+    /// path style), never a credential: workers reach the stores with their own.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// This codec sending the storage credentials a table was opened with too (keys, session
+    /// tokens, a REST catalog's vended credentials), for workers that have none of their own.
+    /// They travel in the plan's bytes: only over a network the embedder trusts.
+    pub fn with_credentials(mut self) -> Self {
+        self.credentials = true;
+        self
+    }
+
+    fn sends_credentials(&self) -> bool {
+        self.credentials
+    }
+}
+
+/// An error about plan bytes that cannot be read.
+fn corrupt(reason: impl Into<String>) -> DataFusionError {
+    Error::corrupt("an icefloe plan node's bytes", reason.into()).into()
+}
 
 impl PhysicalExtensionCodec for IcefloeCodec {
     fn try_decode(
         &self,
         buf: &[u8],
         inputs: &[Arc<dyn ExecutionPlan>],
-        _ctx: &TaskContext,
-        _proto_converter: &dyn PhysicalProtoConverterExtension,
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let mut reader = Reader::new(buf);
-        let format = reader.u8("the format version")?;
-        if format != FORMAT {
-            return Err(payload::corrupt(format!(
-                "format version {format} (this icefloe reads {FORMAT})"
-            )));
-        }
-        match reader.u8("the node tag")? {
-            ROW_COUNT if inputs.is_empty() => Ok(Arc::new(payload::read_row_count(reader)?)),
-            ROW_COUNT => Err(payload::corrupt(format!(
-                "an IcebergRowCountExec given {} inputs (it is a leaf)",
+        let node = wire::from_bytes(buf)?;
+        let kind = node
+            .kind
+            .ok_or_else(|| corrupt("a node of no known kind"))?;
+        let leaf = |name: &str| match inputs.is_empty() {
+            true => Ok(()),
+            false => Err(corrupt(format!(
+                "an {name} given {} inputs (it is a leaf)",
                 inputs.len()
             ))),
-            tag => Err(payload::corrupt(format!("unknown node tag {tag}"))),
+        };
+        match &kind {
+            Kind::RowCount(count) => {
+                leaf("IcebergRowCountExec")?;
+                Ok(Arc::new(count::decode(count)?))
+            }
+            Kind::Scan(scan) => {
+                leaf("icefloe scan")?;
+                scan::decode(scan, ctx, self, proto_converter)
+            }
+            Kind::EqualityDeletes(node) => match inputs {
+                [input] => deletes::decode(node, input, ctx),
+                _ => Err(corrupt(format!(
+                    "an IcebergEqualityDeleteExec given {} inputs (it has one)",
+                    inputs.len()
+                ))),
+            },
         }
     }
 
@@ -73,27 +117,22 @@ impl PhysicalExtensionCodec for IcefloeCodec {
         &self,
         node: Arc<dyn ExecutionPlan>,
         buf: &mut Vec<u8>,
-        _proto_converter: &dyn PhysicalProtoConverterExtension,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<()> {
-        let mut writer = Writer::new();
-        writer.u8(FORMAT);
-        if let Some(count) = node.downcast_ref::<RowCountExec>() {
-            writer.u8(ROW_COUNT);
-            payload::write_row_count(&mut writer, count)?;
+        let kind = if let Some(count) = node.downcast_ref::<RowCountExec>() {
+            Kind::RowCount(count::encode(count)?)
+        } else if let Some(scan) = node.downcast_ref::<DataSourceExec>() {
+            Kind::Scan(scan::encode(scan, self, proto_converter)?)
+        } else if let Some(deletes) = node.downcast_ref::<EqualityDeleteExec>() {
+            Kind::EqualityDeletes(deletes::encode(deletes, self)?)
         } else {
             return Err(DataFusionError::NotImplemented(format!(
-                "icefloe's codec does not send {} to another process yet{}",
-                node.name(),
-                match node.name() {
-                    "DataSourceExec" => {
-                        " (an icefloe scan travels only whole: a plain Parquet scan would read \
-                         the rows its position deletes remove)"
-                    }
-                    _ => "",
-                }
+                "icefloe's codec does not send {} to another process",
+                node.name()
             )));
-        }
-        buf.extend_from_slice(&writer.into_bytes());
+        };
+        // Nothing is written before the node is known: a composed codec shares `buf`.
+        wire::to_bytes(&wire::Node { kind: Some(kind) }, buf);
         Ok(())
     }
 }

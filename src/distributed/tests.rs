@@ -1,17 +1,23 @@
-//! Round trips of icefloe's plan nodes through datafusion-proto with [`IcefloeCodec`], and the
-//! nodes it refuses.
+//! Round trips of icefloe's plan nodes through datafusion-proto with [`IcefloeCodec`]: every
+//! decoded plan runs in another session (its own runtime, no store registered) and must give
+//! the rows the original gives; and the bytes that are refused.
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::physical_plan::{ExecutionPlan, collect, displayable};
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
-use datafusion_proto::physical_plan::DefaultPhysicalExtensionCodec;
+use datafusion_proto::physical_plan::{
+    DefaultPhysicalExtensionCodec, DefaultPhysicalProtoConverter, PhysicalExtensionCodec,
+};
 
 use super::IcefloeCodec;
+use crate::io::{Relocation, StorageProperties};
 use crate::scan::count::{CountSource, RowCountExec};
 use crate::scan::plan::PlanStats;
 use crate::sql::test_support::{relocation, warehouse};
@@ -31,10 +37,21 @@ fn stats() -> PlanStats {
     }
 }
 
-fn round_trip(plan: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
-    let bytes = physical_plan_to_bytes_with_extension_codec(plan, &IcefloeCodec).unwrap();
+fn encode(plan: &Arc<dyn ExecutionPlan>) -> Vec<u8> {
+    physical_plan_to_bytes_with_extension_codec(Arc::clone(plan), &IcefloeCodec::new())
+        .unwrap()
+        .to_vec()
+}
+
+/// `bytes` decoded in a new session: a runtime of its own, where no table was opened.
+fn decode_elsewhere(bytes: &[u8]) -> Arc<dyn ExecutionPlan> {
     let ctx = SessionContext::new();
-    physical_plan_from_bytes_with_extension_codec(&bytes, &ctx.task_ctx(), &IcefloeCodec).unwrap()
+    physical_plan_from_bytes_with_extension_codec(bytes, &ctx.task_ctx(), &IcefloeCodec::new())
+        .unwrap()
+}
+
+fn round_trip(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+    decode_elsewhere(&encode(plan))
 }
 
 fn parts(plan: &Arc<dyn ExecutionPlan>) -> (usize, ArrowSchema, PlanStats, CountSource) {
@@ -43,6 +60,24 @@ fn parts(plan: &Arc<dyn ExecutionPlan>) -> (usize, ArrowSchema, PlanStats, Count
         .expect("an IcebergRowCountExec");
     let (rows, schema, stats, source) = node.parts();
     (rows, schema.as_ref().clone(), stats.clone(), source)
+}
+
+/// The rows of `batches`, one line each, sorted.
+fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
+    let shown = pretty_format_batches(batches).unwrap().to_string();
+    let mut rows: Vec<String> = shown
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    rows.sort();
+    rows
+}
+
+async fn run(plan: Arc<dyn ExecutionPlan>) -> Vec<String> {
+    let ctx = SessionContext::new();
+    sorted_rows(&collect(plan, ctx.task_ctx()).await.unwrap())
 }
 
 #[tokio::test]
@@ -61,7 +96,7 @@ async fn a_row_count_travels_with_its_rows_schema_and_planning_counts() {
         RowCountExec::empty(Arc::clone(&schema), &stats()),
     ] {
         let plan: Arc<dyn ExecutionPlan> = Arc::new(node);
-        let back = round_trip(Arc::clone(&plan));
+        let back = round_trip(&plan);
         assert_eq!(parts(&back), parts(&plan));
         assert_eq!(
             displayable(back.as_ref()).one_line().to_string(),
@@ -81,6 +116,128 @@ async fn a_row_count_travels_with_its_rows_schema_and_planning_counts() {
     }
 }
 
+/// A session that plans like a coordinator with several workers: three partitions, every
+/// file split into byte ranges.
+fn coordinator() -> SessionContext {
+    let mut config = SessionConfig::new().with_target_partitions(3);
+    config.options_mut().optimizer.repartition_file_min_size = 0;
+    let ctx = SessionContext::new_with_config(config);
+    crate::sql::register(&ctx);
+    ctx
+}
+
+/// A table of the PyIceberg warehouse (`wh1`).
+async fn wh1(ctx: &SessionContext, table: &str) -> IcebergTableProvider {
+    let location = format!("{}/db/{table}", warehouse());
+    let options = TableOptions::default().with_relocation_rules(relocation());
+    IcebergTableProvider::open(ctx, &location, options)
+        .await
+        .unwrap()
+}
+
+/// A table of the external fixtures (written by Impala, Spark, DuckDB...), relocated as
+/// `expected_answers.json` says.
+async fn external(ctx: &SessionContext, table: &str) -> IcebergTableProvider {
+    let dir = format!("{}/tests/fixtures/external", env!("CARGO_MANIFEST_DIR"));
+    let answers: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{dir}/expected_answers.json")).unwrap(),
+    )
+    .unwrap();
+    let entry = &answers[table];
+    let mut rules = Relocation::new();
+    for pair in entry["relocate"].as_array().unwrap() {
+        let to = pair[1].as_str().unwrap();
+        rules = rules.with_rule(pair[0].as_str().unwrap(), format!("{dir}/{to}"));
+    }
+    let metadata = format!(
+        "{dir}/{table}/{}",
+        entry["latest_metadata_file"].as_str().unwrap()
+    );
+    let options = TableOptions::default().with_relocation_rules(rules);
+    IcebergTableProvider::open(ctx, &metadata, options)
+        .await
+        .unwrap()
+}
+
+/// Every query plans on a coordinator, travels, and runs in another session with the same
+/// rows: partitioned tables, evolved schemas and partition specs, files without field ids
+/// (name mapping), v3 defaults, position deletes, deletion vectors, equality deletes (also
+/// with positions), row identities (`_file`, `_pos`), time travel, joins and aggregates.
+#[tokio::test]
+async fn every_scan_reads_the_same_rows_after_travelling() {
+    let ctx = coordinator();
+    for table in [
+        "orders",
+        "part_evo",
+        "schema_evo",
+        "added_files",
+        "deletes_mor",
+        "deletes_eq",
+        "nested",
+        "part_bucket_uuid",
+        "part_identity_bool",
+    ] {
+        ctx.register_table(table, Arc::new(wh1(&ctx, table).await))
+            .unwrap();
+    }
+    for table in [
+        "impala_v3_deletion_vectors",
+        "impala_v2_delete_both_eq_and_pos",
+        "impala_v2_delete_equality_partition_evolution",
+        "impala_v3_default_value",
+        "impala_legacy_partition_schema_evolution",
+        "impala_multiple_storage_locations/iceberg_multiple_storage_locations",
+    ] {
+        let name = table.split('/').next().unwrap();
+        ctx.register_table(name, Arc::new(external(&ctx, table).await))
+            .unwrap();
+    }
+    let with_ids = wh1(&ctx, "deletes_mor").await.with_row_ids().unwrap();
+    ctx.register_table("deletes_mor_ids", Arc::new(with_ids))
+        .unwrap();
+    let queries = [
+        "SELECT * FROM orders",
+        "SELECT * FROM orders WHERE order_id > 3",
+        "SELECT * FROM part_evo",
+        "SELECT * FROM schema_evo",
+        "SELECT * FROM added_files",
+        "SELECT * FROM deletes_mor",
+        "SELECT * FROM deletes_eq",
+        "SELECT * FROM deletes_eq WHERE id > 10",
+        "SELECT * FROM nested",
+        "SELECT * FROM part_bucket_uuid",
+        "SELECT * FROM part_identity_bool",
+        "SELECT * FROM impala_v3_deletion_vectors",
+        "SELECT * FROM impala_v2_delete_both_eq_and_pos",
+        "SELECT * FROM impala_v2_delete_equality_partition_evolution",
+        "SELECT * FROM impala_v3_default_value",
+        "SELECT * FROM impala_legacy_partition_schema_evolution",
+        "SELECT * FROM impala_multiple_storage_locations",
+        "SELECT * FROM deletes_mor_ids",
+        "SELECT _pos, id FROM deletes_mor_ids WHERE _pos > 1",
+        "SELECT count(*), min(id), max(id) FROM deletes_eq",
+        "SELECT a.id FROM deletes_eq a JOIN deletes_mor b ON a.id = b.id ORDER BY a.id LIMIT 5",
+    ];
+    for query in queries {
+        let plan = ctx
+            .sql(query)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        let back = round_trip(&plan);
+        assert_eq!(
+            displayable(back.as_ref()).indent(true).to_string(),
+            displayable(plan.as_ref()).indent(true).to_string(),
+            "{query}"
+        );
+        let expected = run(Arc::clone(&plan)).await;
+        assert!(!expected.is_empty(), "{query}: no rows to compare");
+        assert_eq!(run(back).await, expected, "{query}");
+    }
+}
+
 #[tokio::test]
 async fn bytes_that_are_not_a_node_are_errors_naming_them() {
     let plan: Arc<dyn ExecutionPlan> = Arc::new(RowCountExec::empty(
@@ -92,53 +249,143 @@ async fn bytes_that_are_not_a_node_are_errors_naming_them() {
         &stats(),
     ));
     let mut payload = Vec::new();
-    let converter = datafusion_proto::physical_plan::DefaultPhysicalProtoConverter {};
-    use datafusion_proto::physical_plan::PhysicalExtensionCodec;
-    IcefloeCodec
-        .try_encode(plan, &mut payload, &converter)
-        .unwrap();
+    let converter = DefaultPhysicalProtoConverter {};
+    let codec = IcefloeCodec::new();
+    codec.try_encode(plan, &mut payload, &converter).unwrap();
     let ctx = SessionContext::new();
-    let decode = |bytes: &[u8]| IcefloeCodec.try_decode(bytes, &[], &ctx.task_ctx(), &converter);
+    let decode = |bytes: &[u8]| codec.try_decode(bytes, &[], &ctx.task_ctx(), &converter);
     assert!(decode(&payload).is_ok());
-    // Every truncation, a longer buffer, another format and an unknown tag: errors, no panic.
+    // Every truncation, a longer buffer, another format: errors naming the bytes, no panic.
     for cut in 0..payload.len() {
         let err = decode(&payload[..cut]).unwrap_err().to_string();
         assert!(err.contains("icefloe plan node"), "{cut}: {err}");
     }
     let mut longer = payload.clone();
     longer.push(0);
-    assert!(
-        decode(&longer)
-            .unwrap_err()
-            .to_string()
-            .contains("left over")
-    );
+    let err = decode(&longer).unwrap_err().to_string();
+    assert!(err.contains("left over"), "{err}");
     let mut other = payload.clone();
     other[0] = 9;
-    assert!(
-        decode(&other)
-            .unwrap_err()
-            .to_string()
-            .contains("format version 9")
-    );
-    other[0] = payload[0];
-    other[1] = 200;
-    assert!(
-        decode(&other)
-            .unwrap_err()
-            .to_string()
-            .contains("node tag 200")
-    );
+    let err = decode(&other).unwrap_err().to_string();
+    assert!(err.contains("format version 9"), "{err}");
+    // A message of no known kind (an empty one).
+    let err = decode(&[payload[0], 0]).unwrap_err().to_string();
+    assert!(err.contains("no known kind"), "{err}");
 }
 
-/// An icefloe scan must never travel as DataFusion's plain Parquet scan: decoded, it would
-/// read back the rows its position deletes remove. Both codecs refuse it (icefloe's until it
-/// carries the scan whole).
+/// A scan's bytes cut anywhere, or with any byte changed, never panic the decoder and never
+/// decode into a scan with fewer files or fewer deleted rows than it had: a change is either
+/// refused or reads the rows of a plan that says so.
 #[tokio::test]
-async fn a_scan_with_position_deletes_is_refused_not_sent_as_a_plain_parquet_scan() {
-    let ctx = SessionContext::new();
-    let location = format!("{}/db/deletes_mor", warehouse());
-    let options = TableOptions::default().with_relocation_rules(relocation());
+async fn a_damaged_scan_is_refused_never_read_short() {
+    let ctx = coordinator();
+    ctx.register_table("t", Arc::new(wh1(&ctx, "deletes_mor").await))
+        .unwrap();
+    let plan = ctx
+        .sql("SELECT * FROM t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let scan = find(&plan, "DataSourceExec");
+    let converter = DefaultPhysicalProtoConverter {};
+    let codec = IcefloeCodec::new();
+    let mut payload = Vec::new();
+    codec.try_encode(scan, &mut payload, &converter).unwrap();
+    let other = SessionContext::new();
+    let decode = |bytes: &[u8]| codec.try_decode(bytes, &[], &other.task_ctx(), &converter);
+    assert!(decode(&payload).is_ok());
+    for cut in 0..payload.len() {
+        let err = decode(&payload[..cut]).unwrap_err().to_string();
+        assert!(err.contains("icefloe plan node"), "{cut}: {err}");
+    }
+}
+
+/// The first node named `name` in `plan`, depth first.
+fn find(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Arc<dyn ExecutionPlan> {
+    fn search(plan: &Arc<dyn ExecutionPlan>, name: &str) -> Option<Arc<dyn ExecutionPlan>> {
+        if plan.name() == name {
+            return Some(Arc::clone(plan));
+        }
+        plan.children().into_iter().find_map(|c| search(c, name))
+    }
+    search(plan, name).unwrap_or_else(|| panic!("no {name} in the plan"))
+}
+
+/// A worker names a missing file as the coordinator would: as the metadata writes it, and
+/// where relocation looked for it.
+#[tokio::test]
+async fn a_missing_file_is_named_on_the_worker_as_on_the_coordinator() {
+    let copy = tempfile::tempdir().unwrap();
+    let source = format!("{}/db/orders", warehouse());
+    let copied = copy.path().join("orders");
+    copy_dir(std::path::Path::new(&source), &copied);
+    let data = copied.join("data/order_ts_day=2024-01-01");
+    let lost = std::fs::read_dir(&data)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(&lost).unwrap();
+    let ctx = coordinator();
+    let options = TableOptions::default()
+        .with_relocation("file:///data/lake/wh1/db/orders", copied.to_str().unwrap());
+    let provider = IcebergTableProvider::open(&ctx, copied.to_str().unwrap(), options)
+        .await
+        .unwrap();
+    ctx.register_table("t", Arc::new(provider)).unwrap();
+    let plan = ctx
+        .sql("SELECT * FROM t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let name = lost.file_name().unwrap().to_str().unwrap();
+    let here = collect(Arc::clone(&plan), ctx.task_ctx())
+        .await
+        .unwrap_err()
+        .to_string();
+    let there = collect(round_trip(&plan), SessionContext::new().task_ctx())
+        .await
+        .unwrap_err()
+        .to_string();
+    let recorded =
+        format!("file:///data/lake/wh1/db/orders/data/order_ts_day=2024-01-01/{name} (read as");
+    assert!(here.contains(&recorded), "{here}");
+    assert!(there.contains(&recorded), "{there}");
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        match entry.file_type().unwrap().is_dir() {
+            true => copy_dir(&entry.path(), &target),
+            false => {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+}
+
+/// Storage credentials stay on the coordinator unless the embedder lets them travel; where a
+/// store is (endpoint, region) always travels.
+#[tokio::test]
+async fn credentials_travel_only_when_allowed() {
+    let ctx = coordinator();
+    let storage = StorageProperties::from_pairs([
+        ("s3.endpoint", "http://127.0.0.1:9"),
+        ("s3.access-key-id", "AKIDEXAMPLEKEYID"),
+        ("s3.secret-access-key", "very-secret-value"),
+    ]);
+    let location = format!("{}/db/orders", warehouse());
+    let options = TableOptions::default()
+        .with_relocation_rules(relocation())
+        .with_storage(storage);
     let provider = IcebergTableProvider::open(&ctx, &location, options)
         .await
         .unwrap();
@@ -150,11 +397,112 @@ async fn a_scan_with_position_deletes_is_refused_not_sent_as_a_plain_parquet_sca
         .create_physical_plan()
         .await
         .unwrap();
-    let err = physical_plan_to_bytes_with_extension_codec(Arc::clone(&plan), &IcefloeCodec)
+    let contains =
+        |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|w| w == text.as_bytes());
+    let plain = encode(&plan);
+    assert!(contains(&plain, "http://127.0.0.1:9"));
+    assert!(!contains(&plain, "very-secret-value"));
+    assert!(!contains(&plain, "AKIDEXAMPLEKEYID"));
+    let allowed = physical_plan_to_bytes_with_extension_codec(
+        Arc::clone(&plan),
+        &IcefloeCodec::new().with_credentials(),
+    )
+    .unwrap();
+    assert!(contains(&allowed, "very-secret-value"));
+}
+
+/// A worker that cannot reach the store a scan reads says which store, when it decodes.
+#[tokio::test]
+async fn a_store_the_worker_cannot_build_is_an_error_naming_it() {
+    let ctx = coordinator();
+    ctx.register_table("t", Arc::new(wh1(&ctx, "orders").await))
+        .unwrap();
+    let plan = ctx
+        .sql("SELECT * FROM t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let scan = find(&plan, "DataSourceExec");
+    let converter = DefaultPhysicalProtoConverter {};
+    let mut payload = Vec::new();
+    IcefloeCodec::new()
+        .try_encode(scan, &mut payload, &converter)
+        .unwrap();
+    // The same node pointing at a store of a scheme no one builds.
+    let text = String::from_utf8_lossy(&payload).to_string();
+    assert!(text.contains("file://"), "the scan names its store");
+    let mut node = super::wire::from_bytes(&payload).unwrap();
+    let Some(super::wire::Kind::Scan(scan)) = &mut node.kind else {
+        panic!("a scan")
+    };
+    scan.object_store_url = "hdfs://namenode:8020".into();
+    scan.origin.as_mut().unwrap().store = "hdfs://namenode:8020".into();
+    let mut damaged = Vec::new();
+    super::wire::to_bytes(&node, &mut damaged);
+    let other = SessionContext::new();
+    let err = IcefloeCodec::new()
+        .try_decode(&damaged, &[], &other.task_ctx(), &converter)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("DataSourceExec"), "{err}");
-    assert!(err.contains("position deletes"), "{err}");
+    assert!(err.contains("hdfs://namenode:8020"), "{err}");
+}
+
+/// Without icefloe's codec an icefloe scan cannot be sent at all: DataFusion's default codec
+/// refuses it rather than encoding a plain Parquet scan that would read deleted rows back.
+#[tokio::test]
+async fn the_default_codec_refuses_an_icefloe_scan() {
+    let ctx = coordinator();
+    ctx.register_table("t", Arc::new(wh1(&ctx, "deletes_mor").await))
+        .unwrap();
+    let plan = ctx
+        .sql("SELECT * FROM t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
     let codec = DefaultPhysicalExtensionCodec {};
     assert!(physical_plan_to_bytes_with_extension_codec(plan, &codec).is_err());
+}
+
+/// What a file of a scan without deletes costs on the wire (the bound: 300 bytes).
+#[tokio::test]
+async fn a_file_without_deletes_costs_under_300_bytes() {
+    let ctx = coordinator();
+    ctx.register_table("t", Arc::new(wh1(&ctx, "orders").await))
+        .unwrap();
+    let plan = ctx
+        .sql("SELECT * FROM t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let scan = find(&plan, "DataSourceExec");
+    let (one, files) = scan_bytes(&scan, 1);
+    let (many, _) = scan_bytes(&scan, 1_000);
+    let per_file = (many - one) as f64 / (999 * files) as f64;
+    assert!(per_file < 300.0, "{per_file} bytes per file");
+}
+
+/// The encoded size of `scan` with its file groups repeated `times`, and its file count.
+fn scan_bytes(scan: &Arc<dyn ExecutionPlan>, times: usize) -> (usize, usize) {
+    use datafusion::datasource::physical_plan::FileScanConfigBuilder;
+    use datafusion::datasource::source::DataSourceExec;
+    let exec = scan.downcast_ref::<DataSourceExec>().unwrap();
+    let config = exec
+        .data_source()
+        .downcast_ref::<datafusion::datasource::physical_plan::FileScanConfig>()
+        .unwrap();
+    let files = config.file_groups.iter().map(|g| g.len()).sum();
+    let groups = (0..times)
+        .flat_map(|_| config.file_groups.iter().cloned())
+        .collect();
+    let bigger = FileScanConfigBuilder::from(config.clone())
+        .with_file_groups(groups)
+        .build();
+    let plan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(bigger);
+    (encode(&plan).len(), files)
 }

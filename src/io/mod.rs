@@ -131,6 +131,12 @@ impl FileIO {
         &self.runtime
     }
 
+    /// The store `location` lives in after relocation (`file://`, `s3://bucket`), as its
+    /// locations write it.
+    pub(crate) fn store_of(&self, location: &str) -> Result<String> {
+        Ok(self.split(location)?.0)
+    }
+
     /// The location after relocation, as an absolute location string (`file:///...`,
     /// `s3://bucket/...`).
     pub fn absolute(&self, location: &str) -> Result<String> {

@@ -227,6 +227,31 @@ pub(crate) fn is_store_key(key: &str) -> bool {
             .any(|prefix| key.starts_with(prefix))
 }
 
+/// Whether `key` holds a credential or a secret (keys, tokens, passwords, SAS and connection
+/// strings, service account files), as opposed to where and how a store is reached (endpoint,
+/// region, path style): what a process may hand on to another only when allowed to.
+pub(crate) fn is_credential_key(key: &str) -> bool {
+    if key == CREDENTIAL_SCOPE {
+        return false;
+    }
+    let key = key.to_ascii_lowercase();
+    [
+        "secret",
+        "token",
+        "password",
+        "credential",
+        "key",
+        "sas",
+        "connection-string",
+        "connection_string",
+        "signature",
+        "service_account",
+        "service-account",
+    ]
+    .iter()
+    .any(|marker| key.contains(marker))
+}
+
 /// Whether `scheme` names a store this module builds (whatever the features built in).
 pub(crate) fn is_cloud_scheme(scheme: &str) -> bool {
     matches!(
@@ -1010,6 +1035,38 @@ mod tests {
         let err = rotating.get_credential().await.unwrap_err().to_string();
         assert!(err.contains("s3://r") && err.contains("is down"), "{err}");
         assert!(!err.contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn credentials_are_told_from_where_a_store_is() {
+        for key in [
+            "s3.access-key-id",
+            "s3.secret-access-key",
+            "s3.session-token",
+            "client.secret-access-key",
+            "gcs.oauth2.token",
+            "adls.account-key",
+            "adls.sas-token.account.dfs.core.windows.net",
+            "adls.connection-string.account",
+            "aws_secret_access_key",
+            "google_service_account_key",
+            "azure_storage_account_key",
+            "token",
+        ] {
+            assert!(is_credential_key(key), "{key}");
+        }
+        for key in [
+            "s3.endpoint",
+            "s3.region",
+            "s3.path-style-access",
+            "client.region",
+            "gcs.service.host",
+            "gcs.project-id",
+            "aws_allow_http",
+            CREDENTIAL_SCOPE,
+        ] {
+            assert!(!is_credential_key(key), "{key}");
+        }
     }
 
     #[test]

@@ -53,6 +53,22 @@ impl FieldIdAdapterFactory {
         }
     }
 
+    /// The name mapping, the defaults and the format version, as [`Self::new`] takes them.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn parts(
+        &self,
+    ) -> (
+        Option<&NameMapping>,
+        &HashMap<String, ScalarValue>,
+        FormatVersion,
+    ) {
+        (
+            self.name_mapping.as_deref(),
+            &self.defaults,
+            self.format_version,
+        )
+    }
+
     /// The field id of each file column: from its metadata, else from the name mapping.
     fn physical_ids(&self, physical: &ArrowSchema) -> HashMap<i32, usize> {
         let mut ids = HashMap::new();

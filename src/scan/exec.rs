@@ -35,7 +35,7 @@ use super::deletes::DeleteFileTask;
 use super::deletes::equality::{EqualityDeleteExec, EqualityDeletes};
 use super::deletes::index::resolved_key;
 use super::deletes::positions::{self, surviving_rows};
-use super::guard::NamedAs;
+use super::guard::{NamedAs, ScanOrigin};
 use super::plan::{FileScanTask, PlanStats};
 use super::reader::parquet_source;
 use crate::error::Result;
@@ -117,7 +117,8 @@ pub(crate) async fn build_exec(
     };
     let memory = Arc::new(HeldMemory::reserve(state, &positions)?);
     let layout = Layout::new(&file_schema, equality.is_some(), input.row_ids);
-    let mut by_store: BTreeMap<String, (ObjectStoreUrl, Vec<PartitionedFile>)> = BTreeMap::new();
+    let mut by_store: BTreeMap<String, (ObjectStoreUrl, String, Vec<PartitionedFile>)> =
+        BTreeMap::new();
     for (ordinal, task) in input.tasks.iter().enumerate() {
         let location = io.resolve(&task.data_file.file_path)?;
         let mut file = partitioned_file(&location.path, task, &constants, &file_schema)?;
@@ -157,9 +158,10 @@ pub(crate) async fn build_exec(
                 if runtime.object_store(&location.store_url).is_err() {
                     runtime.register_object_store(location.store_url.as_ref(), location.store);
                 }
-                (location.store_url, Vec::new())
+                let store = io.store_of(&task.data_file.file_path).unwrap_or_default();
+                (location.store_url, store, Vec::new())
             })
-            .1
+            .2
             .push(file);
     }
     // The row-identity columns sit after the partition columns of the file scan.
@@ -193,10 +195,18 @@ pub(crate) async fn build_exec(
         .and_then(|f| physical_predicate(state, &input.arrow_schema, f));
     let target_partitions = state.config_options().execution.target_partitions.max(1);
     let mut plans = Vec::with_capacity(by_store.len());
-    for (_, (store_url, files)) in by_store {
+    for (_, (store_url, store, files)) in by_store {
         let table_schema = layout.table_schema();
-        let source = parquet_source(state, &store_url, table_schema, predicate.as_ref())?;
-        if plans.is_empty() {
+        let first = plans.is_empty();
+        let origin = ScanOrigin {
+            store,
+            io: io.clone(),
+            adapter: adapter.as_ref().clone(),
+            planning: first.then(|| input.stats.clone()),
+        };
+        let source = parquet_source(state, &store_url, table_schema, predicate.as_ref())?
+            .with_origin(origin);
+        if first {
             report_planning(source.metrics(), &input.stats);
         }
         let mut statistics = total_statistics(&files, &file_schema, layout.extra_columns());
@@ -302,7 +312,7 @@ impl Layout {
 /// `data_files_pruned_by_metrics`, `data_files_scanned`, `delete_files_matched` and
 /// `planning_time`. (`bytes_scanned` is DataFusion's own Parquet metric of that name: the
 /// bytes actually read, after row-group and page pruning.)
-pub(super) fn report_planning(metrics: &ExecutionPlanMetricsSet, stats: &PlanStats) {
+pub(crate) fn report_planning(metrics: &ExecutionPlanMetricsSet, stats: &PlanStats) {
     let counts = [
         ("manifests_total", stats.manifests_total),
         ("manifests_pruned", stats.manifests_pruned),
@@ -329,14 +339,24 @@ pub(super) fn report_planning(metrics: &ExecutionPlanMetricsSet, stats: &PlanSta
 /// Memory held by the deleted positions of a scan's files, reserved in the session's pool
 /// and released when the plan is dropped (every file with a row selection holds it).
 #[derive(Debug)]
-struct HeldMemory(#[allow(dead_code)] MemoryReservation);
+pub(crate) struct HeldMemory(#[allow(dead_code)] MemoryReservation);
 
 impl HeldMemory {
     fn reserve(state: &dyn Session, positions: &positions::DeletedPositions) -> DFResult<Self> {
-        let reservation = MemoryConsumer::new("icefloe position deletes")
-            .register(&state.runtime_env().memory_pool);
         let bytes: u64 = positions.values().map(|b| b.serialized_size() as u64).sum();
-        reservation.try_grow(usize::try_from(bytes).unwrap_or(usize::MAX))?;
+        Self::reserve_bytes(
+            &state.runtime_env().memory_pool,
+            usize::try_from(bytes).unwrap_or(usize::MAX),
+        )
+    }
+
+    /// `bytes` of `pool`, held by the row selections of a scan's files.
+    pub(crate) fn reserve_bytes(
+        pool: &Arc<dyn datafusion::execution::memory_pool::MemoryPool>,
+        bytes: usize,
+    ) -> DFResult<Self> {
+        let reservation = MemoryConsumer::new("icefloe position deletes").register(pool);
+        reservation.try_grow(bytes)?;
         Ok(Self(reservation))
     }
 }

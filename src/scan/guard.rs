@@ -50,15 +50,54 @@ use crate::error::{Error, Result};
 #[derive(Clone)]
 pub(crate) struct GuardedSource {
     inner: Arc<dyn FileSource>,
+    origin: Option<Arc<ScanOrigin>>,
+}
+
+/// What a scan was built from that its DataFusion parts do not keep, for a process that
+/// rebuilds it (`icefloe::distributed`): the store its files' locations name (`file://`,
+/// `s3://bucket`; the scan's URL may be a registry name for it), the IO that reached it, the
+/// field-id adapter its config holds, and what planning counted (the first scan of a query
+/// reports it).
+#[derive(Debug, Clone)]
+pub(crate) struct ScanOrigin {
+    pub(crate) store: String,
+    pub(crate) io: crate::io::FileIO,
+    pub(crate) adapter: crate::scan::adapter::FieldIdAdapterFactory,
+    pub(crate) planning: Option<crate::scan::plan::PlanStats>,
 }
 
 impl GuardedSource {
     pub(crate) fn new(inner: Arc<dyn FileSource>) -> Self {
-        Self { inner }
+        Self {
+            inner,
+            origin: None,
+        }
     }
 
-    fn wrap(inner: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
-        Arc::new(Self::new(inner))
+    /// This source, knowing where its files live.
+    pub(crate) fn with_origin(mut self, origin: ScanOrigin) -> Self {
+        self.origin = Some(Arc::new(origin));
+        self
+    }
+
+    /// The wrapped source (DataFusion's `ParquetSource`).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn inner(&self) -> &Arc<dyn FileSource> {
+        &self.inner
+    }
+
+    /// Where its files live, when the scan was built knowing it.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn origin(&self) -> Option<&ScanOrigin> {
+        self.origin.as_deref()
+    }
+
+    /// `inner` guarded like this source, with its origin.
+    fn wrap(&self, inner: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
+        Arc::new(Self {
+            inner,
+            origin: self.origin.clone(),
+        })
     }
 }
 
@@ -92,7 +131,7 @@ impl FileSource for GuardedSource {
     }
 
     fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
-        Self::wrap(self.inner.with_batch_size(batch_size))
+        self.wrap(self.inner.with_batch_size(batch_size))
     }
 
     fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
@@ -140,7 +179,7 @@ impl FileSource for GuardedSource {
         config: &ConfigOptions,
     ) -> DFResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
         let mut pushed = self.inner.try_pushdown_filters(filters, config)?;
-        pushed.updated_node = pushed.updated_node.map(Self::wrap);
+        pushed.updated_node = pushed.updated_node.map(|n| self.wrap(n));
         Ok(pushed)
     }
 
@@ -152,7 +191,7 @@ impl FileSource for GuardedSource {
         Ok(self
             .inner
             .try_pushdown_sort(order, eq_properties)?
-            .map(Self::wrap))
+            .map(|n| self.wrap(n)))
     }
 
     fn reorder_files(&self, files: Vec<PartitionedFile>) -> Vec<PartitionedFile> {
@@ -166,7 +205,7 @@ impl FileSource for GuardedSource {
         Ok(self
             .inner
             .try_pushdown_projection(projection)?
-            .map(Self::wrap))
+            .map(|n| self.wrap(n)))
     }
 
     fn apply_expressions(

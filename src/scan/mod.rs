@@ -2,7 +2,7 @@
 //! files to DataFusion's `ParquetSource`, with columns resolved by field id. Incremental reads
 //! plan the files a range of append snapshots added.
 
-mod adapter;
+pub(crate) mod adapter;
 pub use crate::table::cache;
 pub(crate) mod count;
 pub(crate) mod deletes;

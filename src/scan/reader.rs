@@ -27,6 +27,7 @@ use datafusion::datasource::physical_plan::parquet::{
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DFResult;
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::parquet::arrow::arrow_reader::ArrowReaderOptions;
 use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::parquet::errors::ParquetError;
@@ -48,10 +49,7 @@ pub(crate) fn parquet_source(
     table_schema: TableSchema,
     predicate: Option<&Arc<dyn PhysicalExpr>>,
 ) -> DFResult<GuardedSource> {
-    let store = state.runtime_env().object_store(store_url)?;
-    let metadata_cache = state.runtime_env().cache_manager.get_file_metadata_cache();
-    let cached = CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache);
-    let readers = SizeCheckingReaderFactory::new(Arc::new(cached), store);
+    let readers = reader_factory(&state.runtime_env(), store_url)?;
     let mut options = state.table_options().parquet.clone();
     // INT96 timestamps (Impala, Hive, old Spark) as micros, Iceberg's unit, as Java reads them;
     // nanos would overflow past 2262 and not be readable as `timestamp` (file_types.rs).
@@ -60,11 +58,26 @@ pub(crate) fn parquet_source(
     }
     let mut source = ParquetSource::new(table_schema)
         .with_table_parquet_options(options)
-        .with_parquet_file_reader_factory(Arc::new(readers));
+        .with_parquet_file_reader_factory(readers);
     if let Some(predicate) = predicate {
         source = source.with_predicate(Arc::clone(predicate));
     }
     Ok(GuardedSource::new(Arc::new(source)))
+}
+
+/// The readers of data files in `store_url` of `runtime`: footers through its metadata cache,
+/// checked, and read again at the real size when the recorded one is wrong.
+pub(crate) fn reader_factory(
+    runtime: &RuntimeEnv,
+    store_url: &ObjectStoreUrl,
+) -> DFResult<Arc<dyn ParquetFileReaderFactory>> {
+    let store = runtime.object_store(store_url)?;
+    let metadata_cache = runtime.cache_manager.get_file_metadata_cache();
+    let cached = CachedParquetFileReaderFactory::new(Arc::clone(&store), metadata_cache);
+    Ok(Arc::new(SizeCheckingReaderFactory::new(
+        Arc::new(cached),
+        store,
+    )))
 }
 
 /// Wraps another factory; see the module docs.

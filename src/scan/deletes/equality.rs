@@ -94,6 +94,12 @@ impl EqualityDeletes {
         }
     }
 
+    /// The IO, the files and the key types, as [`EqualityDeletes::new`] takes them.
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn parts(&self) -> (&FileIO, &[Arc<DeleteFileTask>], &HashMap<i32, DataType>) {
+        (&self.io, &self.files, &self.key_types)
+    }
+
     /// The key sets, reading the delete files the first time.
     async fn sets(&self, context: &TaskContext) -> Result<Arc<KeySets>> {
         let sets = self
@@ -252,6 +258,20 @@ impl EqualityDeleteExec {
             schema,
             properties,
         })
+    }
+}
+
+impl EqualityDeleteExec {
+    /// The deletes, the files applying per data file ordinal, the key columns and the ordinal
+    /// column, as [`EqualityDeleteExec::new`] takes them (the output is the schema's width).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn parts(&self) -> (&EqualityDeletes, &[Vec<usize>], &HashMap<i32, usize>, usize) {
+        (
+            &self.deletes,
+            &self.per_file,
+            &self.key_columns,
+            self.ordinal_column,
+        )
     }
 }
 
