@@ -14,7 +14,8 @@
 //! | the Parquet scan (`DataSourceExec` with icefloe's guarded source) | its files (path, size, byte range, partition values, the statistics a reader uses, the rows surviving position deletes and deletion vectors, names under relocation), projection, predicate, Parquet options, the field-id adapter (name mapping, defaults, format version), `_pos`, the store and its IO |
 //! | `IcebergEqualityDeleteExec` | the delete files that apply (read by the worker, once per plan it decodes), key types and columns, which files apply to which data file, the IO |
 //! | `IcebergRowCountExec` (a `count(*)` from the manifest list, or a scan planning pruned to nothing) | rows, schema, planning counts |
-//! | metadata-table scans, the INSERT and DML sinks | not yet: refused |
+//! | `IcebergMetadataScanExec` (`t$files`, `t$snapshots`, ...) | the metadata file (the worker loads it and computes the rows), relation, snapshot selection, filter hints, projection, limit, the IO |
+//! | the INSERT and DML sinks, procedures | not yet: refused |
 //!
 //! A scan never travels as DataFusion's plain Parquet scan (its own encoding of the inner
 //! source would drop what icefloe attaches to each file, and a worker would read deleted rows
@@ -25,6 +26,7 @@
 
 mod count;
 mod deletes;
+mod metadata;
 mod origin;
 mod scan;
 mod wire;
@@ -38,6 +40,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
 use crate::error::Error;
+use crate::metadata_tables::exec::MetadataScanExec;
 use crate::scan::count::RowCountExec;
 use crate::scan::deletes::equality::EqualityDeleteExec;
 use wire::Kind;
@@ -103,6 +106,10 @@ impl PhysicalExtensionCodec for IcefloeCodec {
                 leaf("icefloe scan")?;
                 scan::decode(scan, ctx, self, proto_converter)
             }
+            Kind::MetadataScan(node) => {
+                leaf("IcebergMetadataScanExec")?;
+                metadata::decode(node, ctx)
+            }
             Kind::EqualityDeletes(node) => match inputs {
                 [input] => deletes::decode(node, input, ctx),
                 _ => Err(corrupt(format!(
@@ -125,6 +132,8 @@ impl PhysicalExtensionCodec for IcefloeCodec {
             Kind::Scan(scan::encode(scan, self, proto_converter)?)
         } else if let Some(deletes) = node.downcast_ref::<EqualityDeleteExec>() {
             Kind::EqualityDeletes(deletes::encode(deletes, self)?)
+        } else if let Some(scan) = node.downcast_ref::<MetadataScanExec>() {
+            Kind::MetadataScan(metadata::encode(scan, self)?)
         } else {
             return Err(DataFusionError::NotImplemented(format!(
                 "icefloe's codec does not send {} to another process",

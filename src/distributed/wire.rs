@@ -20,7 +20,7 @@ pub(super) const FORMAT: u8 = 2;
 /// One of icefloe's plan nodes.
 #[derive(Clone, PartialEq, Message)]
 pub(super) struct Node {
-    #[prost(oneof = "Kind", tags = "1, 2, 3")]
+    #[prost(oneof = "Kind", tags = "1, 2, 3, 4")]
     pub(super) kind: Option<Kind>,
 }
 
@@ -32,6 +32,8 @@ pub(super) enum Kind {
     Scan(Scan),
     #[prost(message, tag = "3")]
     EqualityDeletes(EqualityDeletes),
+    #[prost(message, tag = "4")]
+    MetadataScan(MetadataScan),
 }
 
 /// `IcebergRowCountExec`.
@@ -251,6 +253,44 @@ pub(super) struct DeleteFile {
 pub(super) struct Indexes {
     #[prost(uint32, repeated, tag = "1")]
     pub(super) values: Vec<u32>,
+}
+
+/// `IcebergMetadataScanExec`: the metadata file a worker loads, the relation and the state it
+/// shows, and the scan's hints, projection and limit.
+#[derive(Clone, PartialEq, Message)]
+pub(super) struct MetadataScan {
+    #[prost(message, optional, tag = "1")]
+    pub(super) io: Option<Io>,
+    #[prost(string, tag = "2")]
+    pub(super) metadata_location: String,
+    /// The relation's name (`files`, `snapshots`, ...).
+    #[prost(string, tag = "3")]
+    pub(super) relation: String,
+    #[prost(oneof = "Selector", tags = "4, 5, 6")]
+    pub(super) selector: Option<Selector>,
+    /// The filters handed to the relation (hints: DataFusion applies them above the scan).
+    #[prost(message, repeated, tag = "7")]
+    pub(super) filters: Vec<protobuf::LogicalExprNode>,
+    #[prost(uint32, repeated, tag = "8")]
+    pub(super) projection: Vec<u32>,
+    #[prost(bool, tag = "9")]
+    pub(super) projected: bool,
+    #[prost(uint64, optional, tag = "10")]
+    pub(super) limit: Option<u64>,
+    /// The projected schema.
+    #[prost(message, optional, tag = "11")]
+    pub(super) schema: Option<protobuf::Schema>,
+}
+
+/// A snapshot selection other than the current snapshot.
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub(super) enum Selector {
+    #[prost(int64, tag = "4")]
+    SnapshotId(i64),
+    #[prost(string, tag = "5")]
+    Ref(String),
+    #[prost(int64, tag = "6")]
+    AsOfTimestampMs(i64),
 }
 
 /// A node's bytes: the format version and the message.

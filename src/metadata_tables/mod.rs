@@ -11,6 +11,7 @@
 
 mod arrow_util;
 mod entries;
+pub(crate) mod exec;
 mod files;
 mod manifests;
 mod metadata_log;

@@ -7,15 +7,12 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::datasource::{TableProvider, TableType};
-use datafusion::error::{DataFusionError, Result as DFResult};
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::prelude::SessionContext;
-use futures::TryStreamExt;
 
+use super::exec::MetadataScanExec;
 use super::{
     MetadataContext, MetadataTableKind, ScanRequest, file_level_batches, file_level_schema,
     manifests, metadata_log, refs, snapshots, statistics,
@@ -32,9 +29,9 @@ use crate::table::{Table, TableOptions};
 /// [`SnapshotSelector`] names; the others cover the whole table and only take
 /// [`SnapshotSelector::Current`].
 ///
-/// A scan is a `StreamingTableExec` that, when run, computes the rows from the metadata tree
-/// (manifest lists and manifests read concurrently, each once) and applies the projection and
-/// the limit. Filters are handed to the relation so it may read less;
+/// A scan is an `IcebergMetadataScanExec` that, when run, computes the rows from the metadata
+/// tree (manifest lists and manifests read concurrently, each once) and applies the projection
+/// and the limit. Filters are handed to the relation so it may read less;
 /// DataFusion still applies them (`Inexact`).
 ///
 /// ```no_run
@@ -120,6 +117,11 @@ impl IcebergMetadataTable {
     /// The state it shows.
     pub fn selector(&self) -> &SnapshotSelector {
         &self.selector
+    }
+
+    /// The relation's Arrow schema.
+    pub(crate) fn arrow_schema(&self) -> SchemaRef {
+        Arc::clone(&self.arrow_schema)
     }
 
     /// All rows of the relation (filters and `limit` are hints: rows may not match them).
@@ -208,48 +210,7 @@ impl TableProvider for IcebergMetadataTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let rows = RelationStream {
-            relation: self.clone(),
-            filters: filters.to_vec(),
-            limit,
-        };
-        let partitions: Vec<Arc<dyn PartitionStream>> = vec![Arc::new(rows)];
-        let exec =
-            StreamingTableExec::try_new(self.schema(), partitions, projection, [], false, limit)?;
+        let exec = MetadataScanExec::new(self, projection, filters, limit)?;
         Ok(Arc::new(exec))
-    }
-}
-
-/// The rows of one scan, computed when the plan runs (so planning and `EXPLAIN` read nothing);
-/// [`StreamingTableExec`] applies the projection and the limit to them.
-#[derive(Debug)]
-struct RelationStream {
-    relation: IcebergMetadataTable,
-    filters: Vec<Expr>,
-    limit: Option<usize>,
-}
-
-impl PartitionStream for RelationStream {
-    fn schema(&self) -> &SchemaRef {
-        &self.relation.arrow_schema
-    }
-
-    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let (relation, filters, limit) = (self.relation.clone(), self.filters.clone(), self.limit);
-        let schema = relation.schema();
-        let rows = async move {
-            relation.batches(&filters, limit).await.map_err(|e| {
-                let asked = format!(
-                    "reading {} of {}",
-                    relation.kind,
-                    relation.table.metadata_location()
-                );
-                DataFusionError::from(e).context(asked)
-            })
-        };
-        let batches = futures::stream::once(rows)
-            .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
-            .try_flatten();
-        Box::pin(RecordBatchStreamAdapter::new(schema, batches))
     }
 }

@@ -249,7 +249,7 @@ async fn scans_project_and_limit() {
         .indent(true)
         .to_string();
     assert!(
-        shown.contains("StreamingTableExec") && shown.contains("fetch=2"),
+        shown.contains("IcebergMetadataScanExec") && shown.contains("fetch=2"),
         "{shown}"
     );
     let batches = df.collect().await.unwrap();
