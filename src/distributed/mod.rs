@@ -24,6 +24,7 @@
 //!
 //! The bytes of a node: a format version, then a protobuf message ([`wire`]).
 
+pub mod cluster;
 mod count;
 mod deletes;
 mod metadata;
@@ -129,7 +130,7 @@ impl PhysicalExtensionCodec for IcefloeCodec {
         let kind = if let Some(count) = node.downcast_ref::<RowCountExec>() {
             Kind::RowCount(count::encode(count)?)
         } else if let Some(scan) = node.downcast_ref::<DataSourceExec>() {
-            Kind::Scan(scan::encode(scan, self, proto_converter)?)
+            Kind::Scan(Box::new(scan::encode(scan, self, proto_converter)?))
         } else if let Some(deletes) = node.downcast_ref::<EqualityDeleteExec>() {
             Kind::EqualityDeletes(deletes::encode(deletes, self)?)
         } else if let Some(scan) = node.downcast_ref::<MetadataScanExec>() {

@@ -538,22 +538,64 @@ async fn a_file_without_deletes_costs_under_300_bytes() {
     assert!(per_file < 300.0, "{per_file} bytes per file");
 }
 
+/// Not a check: the time to encode and decode a scan of 100,000 files (`cargo test --features
+/// distributed --lib distributed::tests::a_plan -- --ignored --nocapture`; use `--release`
+/// for figures that mean anything).
+#[tokio::test]
+#[ignore]
+async fn a_plan_of_100_000_files_encodes_and_decodes() {
+    let ctx = coordinator();
+    ctx.register_table("t", Arc::new(wh1(&ctx, "orders").await))
+        .unwrap();
+    let plan = ctx
+        .sql("SELECT * FROM t")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let scan = find(&plan, "DataSourceExec");
+    let files = scan_bytes(&scan, 1).1;
+    let big = bigger(&scan, 100_000 / files);
+    let started = std::time::Instant::now();
+    let bytes = encode(&big);
+    let encoded = started.elapsed();
+    let started = std::time::Instant::now();
+    let back = decode_elsewhere(&bytes);
+    let decoded = started.elapsed();
+    println!(
+        "{} files: {} bytes ({:.0} per file), encode {encoded:?}, decode {decoded:?}",
+        100_000 / files * files,
+        bytes.len(),
+        bytes.len() as f64 / (100_000 / files * files) as f64
+    );
+    assert_eq!(back.name(), "DataSourceExec");
+}
+
 /// The encoded size of `scan` with its file groups repeated `times`, and its file count.
 fn scan_bytes(scan: &Arc<dyn ExecutionPlan>, times: usize) -> (usize, usize) {
-    use datafusion::datasource::physical_plan::FileScanConfigBuilder;
+    let files = config_of(scan).file_groups.iter().map(|g| g.len()).sum();
+    (encode(&bigger(scan, times)).len(), files)
+}
+
+fn config_of(
+    scan: &Arc<dyn ExecutionPlan>,
+) -> &datafusion::datasource::physical_plan::FileScanConfig {
     use datafusion::datasource::source::DataSourceExec;
     let exec = scan.downcast_ref::<DataSourceExec>().unwrap();
-    let config = exec
-        .data_source()
-        .downcast_ref::<datafusion::datasource::physical_plan::FileScanConfig>()
-        .unwrap();
-    let files = config.file_groups.iter().map(|g| g.len()).sum();
+    exec.data_source().downcast_ref().unwrap()
+}
+
+/// `scan` with its file groups repeated `times`.
+fn bigger(scan: &Arc<dyn ExecutionPlan>, times: usize) -> Arc<dyn ExecutionPlan> {
+    use datafusion::datasource::physical_plan::FileScanConfigBuilder;
+    use datafusion::datasource::source::DataSourceExec;
+    let config = config_of(scan);
     let groups = (0..times)
         .flat_map(|_| config.file_groups.iter().cloned())
         .collect();
     let bigger = FileScanConfigBuilder::from(config.clone())
         .with_file_groups(groups)
         .build();
-    let plan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(bigger);
-    (encode(&plan).len(), files)
+    DataSourceExec::from_data_source(bigger)
 }

@@ -28,8 +28,8 @@ pub(super) struct Node {
 pub(super) enum Kind {
     #[prost(message, tag = "1")]
     RowCount(RowCount),
-    #[prost(message, tag = "2")]
-    Scan(Scan),
+    #[prost(message, boxed, tag = "2")]
+    Scan(Box<Scan>),
     #[prost(message, tag = "3")]
     EqualityDeletes(EqualityDeletes),
     #[prost(message, tag = "4")]

@@ -230,6 +230,7 @@ pub(crate) fn is_store_key(key: &str) -> bool {
 /// Whether `key` holds a credential or a secret (keys, tokens, passwords, SAS and connection
 /// strings, service account files), as opposed to where and how a store is reached (endpoint,
 /// region, path style): what a process may hand on to another only when allowed to.
+#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
 pub(crate) fn is_credential_key(key: &str) -> bool {
     if key == CREDENTIAL_SCOPE {
         return false;

@@ -59,6 +59,7 @@ pub(crate) struct GuardedSource {
 /// field-id adapter its config holds, and what planning counted (the first scan of a query
 /// reports it).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "distributed"), allow(dead_code))]
 pub(crate) struct ScanOrigin {
     pub(crate) store: String,
     pub(crate) io: crate::io::FileIO,

@@ -49,7 +49,7 @@ pub(crate) fn parquet_source(
     table_schema: TableSchema,
     predicate: Option<&Arc<dyn PhysicalExpr>>,
 ) -> DFResult<GuardedSource> {
-    let readers = reader_factory(&state.runtime_env(), store_url)?;
+    let readers = reader_factory(state.runtime_env(), store_url)?;
     let mut options = state.table_options().parquet.clone();
     // INT96 timestamps (Impala, Hive, old Spark) as micros, Iceberg's unit, as Java reads them;
     // nanos would overflow past 2262 and not be readable as `timestamp` (file_types.rs).
