@@ -41,17 +41,20 @@ use tokio::net::TcpListener;
 use url::Url;
 
 use super::IcefloeCodec;
+use super::write::ParallelWrites;
 use crate::io::StorageProperties;
 
 /// `builder` as a coordinator: plans are distributed over `workers` (their URLs,
 /// `http://host:port`), with icefloe's nodes sent by `codec` (which decides whether storage
-/// credentials travel, [`IcefloeCodec::with_credentials`]).
+/// credentials travel, [`IcefloeCodec::with_credentials`]); an INSERT's data files are written
+/// by the workers and committed here, once ([`ParallelWrites`]).
 pub fn coordinator(
     builder: SessionStateBuilder,
     workers: Vec<Url>,
     codec: IcefloeCodec,
 ) -> SessionStateBuilder {
     builder
+        .with_physical_optimizer_rule(Arc::new(ParallelWrites))
         .with_distributed_worker_resolver(Workers(Arc::new(workers)))
         .with_distributed_user_codec(codec)
         .with_distributed_planner()

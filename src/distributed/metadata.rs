@@ -11,11 +11,10 @@ use datafusion_proto::logical_plan::DefaultLogicalExtensionCodec;
 use datafusion_proto::logical_plan::from_proto::parse_exprs;
 use datafusion_proto::logical_plan::to_proto::serialize_exprs;
 
-use super::origin::{io_from_wire, io_to_wire};
+use super::origin::{io_from_wire, io_to_wire, selector_from_wire, selector_to_wire};
 use super::{IcefloeCodec, corrupt, wire};
 use crate::metadata_tables::MetadataTableKind;
 use crate::metadata_tables::exec::{MetadataScanExec, Relation};
-use crate::spec::SnapshotSelector;
 
 pub(super) fn encode(
     node: &MetadataScanExec,
@@ -29,12 +28,7 @@ pub(super) fn encode(
         io: Some(io_to_wire(&relation.io, codec.sends_credentials())),
         metadata_location: relation.metadata_location.clone(),
         relation: relation.kind.name().to_string(),
-        selector: match &relation.selector {
-            SnapshotSelector::Current => None,
-            SnapshotSelector::SnapshotId(id) => Some(wire::Selector::SnapshotId(*id)),
-            SnapshotSelector::Ref(name) => Some(wire::Selector::Ref(name.clone())),
-            SnapshotSelector::AsOfTimestamp(ms) => Some(wire::Selector::AsOfTimestampMs(*ms)),
-        },
+        selector: selector_to_wire(&relation.selector),
         filters,
         projection: projection
             .map(|p| p.iter().map(|&c| c as u32).collect())
@@ -51,12 +45,7 @@ pub(super) fn decode(
 ) -> DFResult<Arc<dyn ExecutionPlan>> {
     let kind = MetadataTableKind::parse(&node.relation)
         .ok_or_else(|| corrupt(format!("unknown metadata relation '{}'", node.relation)))?;
-    let selector = match &node.selector {
-        None => SnapshotSelector::Current,
-        Some(wire::Selector::SnapshotId(id)) => SnapshotSelector::SnapshotId(*id),
-        Some(wire::Selector::Ref(name)) => SnapshotSelector::Ref(name.clone()),
-        Some(wire::Selector::AsOfTimestampMs(ms)) => SnapshotSelector::AsOfTimestamp(*ms),
-    };
+    let selector = selector_from_wire(node.selector.as_ref());
     let relation = Relation {
         io: io_from_wire(node.io.as_ref(), ctx)?,
         metadata_location: node.metadata_location.clone(),

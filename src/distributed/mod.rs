@@ -15,7 +15,8 @@
 //! | `IcebergEqualityDeleteExec` | the delete files that apply (read by the worker, once per plan it decodes), key types and columns, which files apply to which data file, the IO |
 //! | `IcebergRowCountExec` (a `count(*)` from the manifest list, or a scan planning pruned to nothing) | rows, schema, planning counts |
 //! | `IcebergMetadataScanExec` (`t$files`, `t$snapshots`, ...) | the metadata file (the worker loads it and computes the rows), relation, snapshot selection, filter hints, projection, limit, the IO |
-//! | the INSERT and DML sinks, procedures | not yet: refused |
+//! | `IcebergWriteExec` (an INSERT's writers, [`write::ParallelWrites`]) | the metadata file, the columns written, the files' sort order; never the commit's catalog (`IcebergCommitExec` runs where the statement was planned) |
+//! | the row-level change sinks (DELETE, UPDATE, MERGE), procedures | no: refused |
 //!
 //! A scan never travels as DataFusion's plain Parquet scan (its own encoding of the inner
 //! source would drop what icefloe attaches to each file, and a worker would read deleted rows
@@ -24,13 +25,16 @@
 //!
 //! The bytes of a node: a format version, then a protobuf message ([`wire`]).
 
+pub mod ballista;
 pub mod cluster;
 mod count;
 mod deletes;
+mod logical;
 mod metadata;
 mod origin;
 mod scan;
 mod wire;
+pub mod write;
 
 use std::sync::Arc;
 
@@ -45,6 +49,8 @@ use crate::metadata_tables::exec::MetadataScanExec;
 use crate::scan::count::RowCountExec;
 use crate::scan::deletes::equality::EqualityDeleteExec;
 use wire::Kind;
+
+pub use logical::IcefloeLogicalCodec;
 
 /// The `PhysicalExtensionCodec` of icefloe's plan nodes (see the module docs). Register it on
 /// the coordinator and on every worker; nodes of other libraries are refused with an error, so
@@ -87,7 +93,7 @@ impl PhysicalExtensionCodec for IcefloeCodec {
         ctx: &TaskContext,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let node = wire::from_bytes(buf)?;
+        let node: wire::Node = wire::from_bytes(buf)?;
         let kind = node
             .kind
             .ok_or_else(|| corrupt("a node of no known kind"))?;
@@ -111,6 +117,13 @@ impl PhysicalExtensionCodec for IcefloeCodec {
                 leaf("IcebergMetadataScanExec")?;
                 metadata::decode(node, ctx)
             }
+            Kind::Write(node) => match inputs {
+                [input] => write_from_wire(node, input, ctx),
+                _ => Err(corrupt(format!(
+                    "an IcebergWriteExec given {} inputs (it has one)",
+                    inputs.len()
+                ))),
+            },
             Kind::EqualityDeletes(node) => match inputs {
                 [input] => deletes::decode(node, input, ctx),
                 _ => Err(corrupt(format!(
@@ -133,6 +146,8 @@ impl PhysicalExtensionCodec for IcefloeCodec {
             Kind::Scan(Box::new(scan::encode(scan, self, proto_converter)?))
         } else if let Some(deletes) = node.downcast_ref::<EqualityDeleteExec>() {
             Kind::EqualityDeletes(deletes::encode(deletes, self)?)
+        } else if let Some(write) = node.downcast_ref::<write::WriteExec>() {
+            Kind::Write(write_to_wire(write, self)?)
         } else if let Some(scan) = node.downcast_ref::<MetadataScanExec>() {
             Kind::MetadataScan(metadata::encode(scan, self)?)
         } else {
@@ -145,6 +160,40 @@ impl PhysicalExtensionCodec for IcefloeCodec {
         wire::to_bytes(&wire::Node { kind: Some(kind) }, buf);
         Ok(())
     }
+}
+
+fn write_to_wire(node: &write::WriteExec, codec: &IcefloeCodec) -> DFResult<wire::Write> {
+    let spec = node.spec();
+    Ok(wire::Write {
+        io: Some(origin::io_to_wire(&spec.io, codec.sends_credentials())),
+        metadata_location: spec.metadata_location.clone(),
+        schema: spec.schema.to_json().to_string(),
+        sort_order_id: spec.sort_order_id,
+        statement: spec.statement.clone(),
+    })
+}
+
+fn write_from_wire(
+    node: &wire::Write,
+    input: &Arc<dyn ExecutionPlan>,
+    ctx: &TaskContext,
+) -> DFResult<Arc<dyn ExecutionPlan>> {
+    let json: serde_json::Value = serde_json::from_str(&node.schema)
+        .map_err(|e| corrupt(format!("the schema written: {e}")))?;
+    let schema = crate::spec::Schema::from_json(&json)
+        .map_err(|e| corrupt(format!("the schema written: {e}")))?;
+    let spec = write::WriteSpec {
+        io: origin::io_from_wire(node.io.as_ref(), ctx)?,
+        metadata_location: node.metadata_location.clone(),
+        schema,
+        sort_order_id: node.sort_order_id,
+        statement: node.statement.clone(),
+        loaded: tokio::sync::OnceCell::new(),
+    };
+    Ok(Arc::new(write::WriteExec::with_spec(
+        Arc::clone(input),
+        Arc::new(spec),
+    )))
 }
 
 #[cfg(test)]

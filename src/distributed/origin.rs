@@ -13,6 +13,7 @@ use super::{corrupt, wire};
 use crate::io::storage::is_credential_key;
 use crate::io::{FileIO, ReadLimits, Relocation, StorageProperties};
 use crate::scan::plan::PlanStats;
+use crate::spec::SnapshotSelector;
 
 /// `io` as it travels; with `credentials` false, no property that holds a secret.
 pub(super) fn io_to_wire(io: &FileIO, credentials: bool) -> wire::Io {
@@ -111,5 +112,23 @@ pub(super) fn planning_from_wire(p: &wire::Planning) -> PlanStats {
         delete_files_matched: n(p.delete_files_matched),
         bytes_scanned: p.bytes_scanned,
         planning_time: Duration::from_nanos(p.planning_nanos),
+    }
+}
+
+pub(super) fn selector_to_wire(selector: &SnapshotSelector) -> Option<wire::Selector> {
+    match selector {
+        SnapshotSelector::Current => None,
+        SnapshotSelector::SnapshotId(id) => Some(wire::Selector::SnapshotId(*id)),
+        SnapshotSelector::Ref(name) => Some(wire::Selector::Ref(name.clone())),
+        SnapshotSelector::AsOfTimestamp(ms) => Some(wire::Selector::AsOfTimestampMs(*ms)),
+    }
+}
+
+pub(super) fn selector_from_wire(selector: Option<&wire::Selector>) -> SnapshotSelector {
+    match selector {
+        None => SnapshotSelector::Current,
+        Some(wire::Selector::SnapshotId(id)) => SnapshotSelector::SnapshotId(*id),
+        Some(wire::Selector::Ref(name)) => SnapshotSelector::Ref(name.clone()),
+        Some(wire::Selector::AsOfTimestampMs(ms)) => SnapshotSelector::AsOfTimestamp(*ms),
     }
 }

@@ -484,7 +484,7 @@ async fn a_store_the_worker_cannot_build_is_an_error_naming_it() {
     // The same node pointing at a store of a scheme no one builds.
     let text = String::from_utf8_lossy(&payload).to_string();
     assert!(text.contains("file://"), "the scan names its store");
-    let mut node = super::wire::from_bytes(&payload).unwrap();
+    let mut node: super::wire::Node = super::wire::from_bytes(&payload).unwrap();
     let Some(super::wire::Kind::Scan(scan)) = &mut node.kind else {
         panic!("a scan")
     };

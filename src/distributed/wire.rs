@@ -20,7 +20,7 @@ pub(super) const FORMAT: u8 = 2;
 /// One of icefloe's plan nodes.
 #[derive(Clone, PartialEq, Message)]
 pub(super) struct Node {
-    #[prost(oneof = "Kind", tags = "1, 2, 3, 4")]
+    #[prost(oneof = "Kind", tags = "1, 2, 3, 4, 5")]
     pub(super) kind: Option<Kind>,
 }
 
@@ -34,6 +34,8 @@ pub(super) enum Kind {
     EqualityDeletes(EqualityDeletes),
     #[prost(message, tag = "4")]
     MetadataScan(MetadataScan),
+    #[prost(message, tag = "5")]
+    Write(Write),
 }
 
 /// `IcebergRowCountExec`.
@@ -293,14 +295,93 @@ pub(super) enum Selector {
     AsOfTimestampMs(i64),
 }
 
+/// A table provider of a logical plan (`IcebergTableProvider`, `IcebergMetadataTable`): the
+/// metadata file the receiver loads, and what it reads of it.
+#[derive(Clone, PartialEq, Message)]
+pub(super) struct Provider {
+    #[prost(message, optional, tag = "1")]
+    pub(super) io: Option<Io>,
+    #[prost(string, tag = "2")]
+    pub(super) metadata_location: String,
+    #[prost(oneof = "Selector", tags = "4, 5, 6")]
+    pub(super) selector: Option<Selector>,
+    /// A metadata relation's name; none for the table's rows.
+    #[prost(string, optional, tag = "7")]
+    pub(super) relation: Option<String>,
+    /// An incremental read: the snapshot the range starts after (up to `selector`).
+    #[prost(int64, optional, tag = "8")]
+    pub(super) incremental_from: Option<i64>,
+}
+
+/// `IcebergWriteExec`: what writing data files of a table needs (the metadata file the worker
+/// loads, the columns, the files' sort order, the statement errors name), never the commit.
+#[derive(Clone, PartialEq, Message)]
+pub(super) struct Write {
+    #[prost(message, optional, tag = "1")]
+    pub(super) io: Option<Io>,
+    #[prost(string, tag = "2")]
+    pub(super) metadata_location: String,
+    /// The columns written: the Iceberg schema's JSON.
+    #[prost(string, tag = "3")]
+    pub(super) schema: String,
+    #[prost(int32, optional, tag = "4")]
+    pub(super) sort_order_id: Option<i32>,
+    #[prost(string, tag = "5")]
+    pub(super) statement: String,
+}
+
+/// A data file written by an `IcebergWriteExec`, as its manifest entry will hold it.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct DataFile {
+    #[prost(int32, tag = "1")]
+    pub(crate) spec_id: i32,
+    #[prost(int32, tag = "2")]
+    pub(crate) content: i32,
+    #[prost(string, tag = "3")]
+    pub(crate) file_path: String,
+    #[prost(string, tag = "4")]
+    pub(crate) file_format: String,
+    /// Each partition value in its binary single-value form; `partition_null[i]` marks nulls.
+    #[prost(bytes = "vec", repeated, tag = "5")]
+    pub(crate) partition: Vec<Vec<u8>>,
+    #[prost(bool, repeated, tag = "6")]
+    pub(crate) partition_null: Vec<bool>,
+    #[prost(int64, tag = "7")]
+    pub(crate) record_count: i64,
+    #[prost(int64, tag = "8")]
+    pub(crate) file_size_in_bytes: i64,
+    #[prost(btree_map = "int32, int64", tag = "9")]
+    pub(crate) column_sizes: BTreeMap<i32, i64>,
+    #[prost(btree_map = "int32, int64", tag = "10")]
+    pub(crate) value_counts: BTreeMap<i32, i64>,
+    #[prost(btree_map = "int32, int64", tag = "11")]
+    pub(crate) null_value_counts: BTreeMap<i32, i64>,
+    #[prost(btree_map = "int32, int64", tag = "12")]
+    pub(crate) nan_value_counts: BTreeMap<i32, i64>,
+    #[prost(btree_map = "int32, bytes", tag = "13")]
+    pub(crate) lower_bounds: BTreeMap<i32, Vec<u8>>,
+    #[prost(btree_map = "int32, bytes", tag = "14")]
+    pub(crate) upper_bounds: BTreeMap<i32, Vec<u8>>,
+    #[prost(bool, tag = "15")]
+    pub(crate) has_bounds: bool,
+    #[prost(int64, repeated, tag = "16")]
+    pub(crate) split_offsets: Vec<i64>,
+    #[prost(bool, tag = "17")]
+    pub(crate) has_split_offsets: bool,
+    #[prost(int32, optional, tag = "18")]
+    pub(crate) sort_order_id: Option<i32>,
+    #[prost(bytes = "vec", optional, tag = "19")]
+    pub(crate) key_metadata: Option<Vec<u8>>,
+}
+
 /// A node's bytes: the format version and the message.
-pub(super) fn to_bytes(node: &Node, buf: &mut Vec<u8>) {
+pub(super) fn to_bytes<M: Message>(node: &M, buf: &mut Vec<u8>) {
     buf.push(FORMAT);
     buf.extend(node.encode_length_delimited_to_vec());
 }
 
 /// The node in `bytes`, refusing another format, a cut message and bytes after it.
-pub(super) fn from_bytes(bytes: &[u8]) -> DFResult<Node> {
+pub(super) fn from_bytes<M: Message + Default>(bytes: &[u8]) -> DFResult<M> {
     let (&format, mut rest) = bytes
         .split_first()
         .ok_or_else(|| corrupt("empty: no format version"))?;
@@ -320,5 +401,5 @@ pub(super) fn from_bytes(bytes: &[u8]) -> DFResult<Node> {
             false => format!("{} bytes left over after the message", rest.len() - length),
         }));
     }
-    Node::decode(rest).map_err(|e| corrupt(format!("the message: {e}")))
+    M::decode(rest).map_err(|e| corrupt(format!("the message: {e}")))
 }

@@ -40,7 +40,7 @@
 //! # }
 //! ```
 
-mod blocking;
+pub(crate) mod blocking;
 pub(crate) mod refs;
 
 use std::collections::{BTreeMap, BTreeSet};

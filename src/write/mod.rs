@@ -24,7 +24,7 @@ mod fanout;
 mod fanout_tests;
 mod ordering;
 mod position_deletes;
-mod sink;
+pub(crate) mod sink;
 
 // Lives in `table` (below every layer that walks a table); re-exported for existing callers.
 pub use crate::table::reachable_files;

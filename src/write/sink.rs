@@ -81,10 +81,10 @@ impl IcefloeOptions {
 ///
 /// Metrics (EXPLAIN ANALYZE): `rows_inserted`, `data_files_written`, `bytes_written` (the
 /// committed files' sizes) and `commit_time` (the commit, retries included).
+#[derive(Clone)]
 pub struct IcebergSink {
     table: Table,
     schema: Schema,
-    arrow_schema: SchemaRef,
     input_schema: SchemaRef,
     target: WriteTarget,
     branch: String,
@@ -128,7 +128,6 @@ impl IcebergSink {
         Ok(Self {
             table,
             schema,
-            arrow_schema,
             input_schema,
             target,
             branch: branch.into(),
@@ -161,21 +160,45 @@ impl IcebergSink {
         self
     }
 
+    /// The table written, the columns written and the files' `sort_order_id`: what writing
+    /// data files needs, without the commit's target (see [`write_files`]).
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub(crate) fn files_of(&self) -> (&Table, &Schema, Option<i32>, String) {
+        (
+            &self.table,
+            &self.schema,
+            self.sort_order_id,
+            format!("INSERT INTO {}", self.target.name()),
+        )
+    }
+
     /// Writes the stream, commits, and returns the rows inserted.
     async fn write_stream(&self, data: SendableRecordBatchStream) -> Result<u64> {
-        let mut writer = AppendWriter::new(self.table.io(), self.table.metadata(), &self.schema)?
-            .with_sort_order_id(self.sort_order_id);
-        if let Err(e) = self.write_batches(&mut writer, data).await {
-            writer.abort().await;
-            return Err(e);
-        }
-        let rows = writer.rows_written();
+        let (files, rows) = write_files(
+            &self.table,
+            &self.schema,
+            self.sort_order_id,
+            &format!("INSERT INTO {}", self.target.name()),
+            data,
+        )
+        .await?;
+        self.commit(files, rows).await
+    }
+
+    /// Commits `files` (holding `rows` rows) as this sink's statement says, and returns the
+    /// rows inserted; the files are deleted when the commit fails (unless its outcome is
+    /// unknown).
+    pub(crate) async fn commit(
+        &self,
+        files: Vec<(i32, crate::spec::DataFile)>,
+        rows: u64,
+    ) -> Result<u64> {
         // An empty static overwrite still empties the branch.
         if rows == 0 && self.overwrite != Some(OverwriteMode::Static) {
-            writer.abort().await;
+            let paths: Vec<String> = files.into_iter().map(|(_, f)| f.file_path).collect();
+            crate::transaction::delete_all(self.table.io(), &paths).await;
             return Ok(0);
         }
-        let files = writer.finish().await?;
         let metric = |name: &'static str| MetricBuilder::new(&self.metrics).global_counter(name);
         let bytes: i64 = files.iter().map(|(_, f)| f.file_size_in_bytes).sum();
         let file_count = files.len();
@@ -225,29 +248,35 @@ impl IcebergSink {
             }
         }
     }
+}
 
-    async fn write_batches(
-        &self,
-        writer: &mut AppendWriter,
-        mut data: SendableRecordBatchStream,
-    ) -> Result<()> {
+/// Writes the rows of `data` into data files of `table` with the columns of `schema` (files
+/// marked with `sort_order_id`), and returns the files with their spec ids and the rows
+/// written. On any error the files written are deleted. Errors name `statement`.
+pub(crate) async fn write_files(
+    table: &Table,
+    schema: &Schema,
+    sort_order_id: Option<i32>,
+    statement: &str,
+    mut data: SendableRecordBatchStream,
+) -> Result<(Vec<(i32, crate::spec::DataFile)>, u64)> {
+    let arrow_schema = Arc::new(schema_to_arrow(schema)?);
+    let mut writer =
+        AppendWriter::new(table.io(), table.metadata(), schema)?.with_sort_order_id(sort_order_id);
+    let written = async {
         while let Some(batch) = data.next().await {
-            let batch = self.conform(batch?)?;
+            let batch = conform(batch?, &arrow_schema, statement, "inserted")?;
             writer.write(&batch).await?;
         }
-        Ok(())
+        Ok::<_, Error>(())
     }
-
-    /// `batch` in the table's Arrow schema (see [`conform`]).
-    fn conform(&self, batch: RecordBatch) -> Result<RecordBatch> {
-        let name = self.target.name();
-        conform(
-            batch,
-            &self.arrow_schema,
-            &format!("INSERT INTO {name}"),
-            "inserted",
-        )
+    .await;
+    if let Err(e) = written {
+        writer.abort().await;
+        return Err(e);
     }
+    let rows = writer.rows_written();
+    Ok((writer.finish().await?, rows))
 }
 
 /// `batch` in the table's Arrow schema `arrow_schema`: columns relabelled (cast where only

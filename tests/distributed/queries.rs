@@ -21,7 +21,7 @@ fn fixtures() -> String {
 /// Registers the tables every query reads in `ctx`: PyIceberg-written tables (partitioned,
 /// evolved, position and equality deletes), Impala's (deletion vectors, equality and
 /// position deletes together), metadata tables and a table at its first snapshot.
-async fn register_tables(ctx: &SessionContext) {
+pub async fn register_tables(ctx: &SessionContext) {
     let wh1 = format!("{}/pyiceberg/wh1", fixtures());
     let moved = Relocation::new().with_rule("file:///data/lake/wh1", &wh1);
     for table in [
@@ -92,7 +92,7 @@ async fn register_tables(ctx: &SessionContext) {
 }
 
 /// Scans, filters, joins, aggregates and orders, TPC-H style, over the tables above.
-const QUERIES: [&str; 14] = [
+pub const QUERIES: [&str; 14] = [
     "SELECT * FROM orders",
     "SELECT * FROM orders WHERE order_id > 3",
     "SELECT date_trunc('day', order_ts) AS day, count(*), sum(order_id) FROM orders GROUP BY 1 ORDER BY 1",
@@ -121,7 +121,7 @@ fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
     rows
 }
 
-async fn answers(ctx: &SessionContext, query: &str) -> Vec<String> {
+pub async fn answers(ctx: &SessionContext, query: &str) -> Vec<String> {
     let run = async { ctx.sql(query).await?.collect().await };
     let batches = tokio::time::timeout(Duration::from_secs(120), run)
         .await
@@ -217,4 +217,158 @@ async fn wall_time_on_one_two_and_three_workers() {
         }
         println!("{line}");
     }
+}
+
+/// The data files under `dir` (recursively).
+fn files_under(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .map_while(Result::ok)
+        .map(
+            |e| match e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                true => files_under(&e.path()),
+                false => 1,
+            },
+        )
+        .sum()
+}
+
+const CREATE: &str = "CREATE EXTERNAL TABLE t (id BIGINT, category VARCHAR, k BIGINT) \
+    STORED AS ICEBERG LOCATION '{dir}/t' OPTIONS ('partitioning' 'bucket(4, k)')";
+const INSERT: &str =
+    "INSERT INTO t SELECT CAST(id AS BIGINT), category, CAST(id % 3 AS BIGINT) FROM deletes_eq";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_is_written_by_the_workers_and_committed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Cluster::start(2);
+    let ctx = cluster.coordinator();
+    register_tables(&ctx).await;
+    let create = CREATE.replace("{dir}", dir.path().to_str().unwrap());
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    // The writers run in the workers' stage, the commit at the root, here.
+    let plan = ctx
+        .sql(INSERT)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
+    // The stage the workers run is drawn last.
+    let stage = shown.rsplit("Stage 1 ──").next().unwrap_or_default();
+    assert!(shown.contains("DistributedExec"), "{shown}");
+    assert!(stage.contains("IcebergWriteExec"), "{shown}");
+    assert!(!stage.contains("IcebergCommitExec"), "{shown}");
+    let inserted = answers(&ctx, INSERT).await;
+    let expected = answers(&ctx, "SELECT count(*) FROM deletes_eq").await;
+    assert_eq!(inserted[0].replace(' ', ""), expected[0].replace(' ', ""));
+
+    // A single process reads back what the select gives, in one snapshot.
+    let single = SessionContext::new();
+    icefloe::sql::register(&single);
+    register_tables(&single).await;
+    let location = dir.path().join("t");
+    let written =
+        IcebergTableProvider::open(&single, location.to_str().unwrap(), TableOptions::default())
+            .await
+            .unwrap();
+    assert_eq!(written.table().metadata().snapshots.len(), 1);
+    let metadata = written.table().metadata_location().to_string();
+    single.register_table("t", Arc::new(written)).unwrap();
+    let select =
+        "SELECT CAST(id AS BIGINT) AS id, category, CAST(id % 3 AS BIGINT) AS k FROM deletes_eq";
+    assert_eq!(
+        answers(&single, "SELECT * FROM t").await,
+        answers(&single, select).await
+    );
+    read_back_elsewhere(&single, select, &metadata).await;
+}
+
+/// PyIceberg and DuckDB read the table at `metadata` as the rows `select` gives (when
+/// `ICEFLOE_PYTHON` names a Python with them; otherwise the check says it was not run).
+async fn read_back_elsewhere(ctx: &SessionContext, select: &str, metadata: &str) {
+    let Some(python) = std::env::var_os("ICEFLOE_PYTHON") else {
+        eprintln!(
+            "distributed INSERT: ICEFLOE_PYTHON is not set: the PyIceberg/DuckDB read-back was NOT run"
+        );
+        return;
+    };
+    let script = format!(
+        "{}/tests/distributed/read_back.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let output = std::process::Command::new(python)
+        .args([script.as_str(), metadata, "id", "category", "k"])
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let batches = ctx.sql(select).await.unwrap().collect().await.unwrap();
+    let mut expected: Vec<serde_json::Value> = Vec::new();
+    for batch in &batches {
+        use datafusion::arrow::array::AsArray;
+        use datafusion::arrow::datatypes::Int64Type;
+        let ids = batch.column(0).as_primitive::<Int64Type>();
+        let categories = datafusion::arrow::compute::cast(
+            batch.column(1),
+            &datafusion::arrow::datatypes::DataType::Utf8,
+        )
+        .unwrap();
+        let categories = categories.as_string::<i32>();
+        let ks = batch.column(2).as_primitive::<Int64Type>();
+        for i in 0..batch.num_rows() {
+            expected.push(serde_json::json!([
+                ids.value(i),
+                categories.value(i),
+                ks.value(i)
+            ]));
+        }
+    }
+    expected.sort_by_key(|v| v.to_string());
+    for engine in ["pyiceberg", "duckdb"] {
+        let mut rows: Vec<serde_json::Value> = read[engine].as_array().unwrap().clone();
+        rows.sort_by_key(|v| v.to_string());
+        assert_eq!(rows, expected, "{engine} reads the rows inserted");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_with_a_lost_worker_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = Cluster::start(2);
+    let ctx = cluster.coordinator();
+    register_tables(&ctx).await;
+    let create = CREATE.replace("{dir}", dir.path().to_str().unwrap());
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    cluster.kill(1);
+    let run = async { ctx.sql(INSERT).await?.collect().await };
+    let outcome = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the INSERT ends within 120 s");
+    assert!(
+        outcome.is_err(),
+        "an INSERT with a task on a lost worker fails"
+    );
+    let location = dir.path().join("t");
+    let single = SessionContext::new();
+    let table =
+        IcebergTableProvider::open(&single, location.to_str().unwrap(), TableOptions::default())
+            .await
+            .unwrap();
+    assert!(
+        table.table().metadata().snapshots.is_empty(),
+        "nothing is committed"
+    );
+    assert_eq!(
+        files_under(&location.join("data")),
+        0,
+        "no data file is left"
+    );
 }
