@@ -15,7 +15,9 @@ use icefloe::distributed::{IcefloeCodec, ballista as on_ballista};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scheduler = args.first().map_or("localhost:50050", String::as_str);
-    let (host, port) = scheduler.rsplit_once(':').ok_or("the scheduler as host:port")?;
+    let (host, port) = scheduler
+        .rsplit_once(':')
+        .ok_or("the scheduler as host:port")?;
     let flight_port = args.get(1).map_or(Ok(50061), |p| p.parse())?;
     let grpc_port = args.get(2).map_or(Ok(50062), |p| p.parse())?;
     let codec = IcefloeCodec::new();

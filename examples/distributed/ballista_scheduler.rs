@@ -28,9 +28,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         on_ballista::logical_codec(codec),
         on_ballista::physical_codec(codec),
     );
-    let address =
-        ballista_scheduler::standalone::new_standalone_scheduler_with_builder(sessions, configs, codecs)
-            .await?;
+    let address = ballista_scheduler::standalone::new_standalone_scheduler_with_builder(
+        sessions, configs, codecs,
+    )
+    .await?;
     println!("scheduler listening on {address}");
     tokio::signal::ctrl_c().await?;
     Ok(())

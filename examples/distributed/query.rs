@@ -18,7 +18,9 @@ use icefloe::{IcebergTableProvider, TableOptions};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [workers, location, query] = args.as_slice() else {
-        return Err("usage: distributed_query <worker URLs, comma-separated> <table> <SQL over t>".into());
+        return Err(
+            "usage: distributed_query <worker URLs, comma-separated> <table> <SQL over t>".into(),
+        );
     };
     let workers = workers
         .split(',')
