@@ -599,3 +599,94 @@ fn bigger(scan: &Arc<dyn ExecutionPlan>, times: usize) -> Arc<dyn ExecutionPlan>
         .build();
     DataSourceExec::from_data_source(bigger)
 }
+
+/// A table provider of a logical plan travels as the metadata file it read and what it reads
+/// of it: decoded in another session, it reads the same rows (now, at a snapshot,
+/// incrementally, and a metadata relation); one reading row identities is refused, and bytes
+/// that are not a provider are errors naming it.
+#[tokio::test]
+async fn table_providers_travel_in_logical_plans() {
+    use super::IcefloeLogicalCodec;
+    use datafusion::catalog::TableProvider;
+    use datafusion::common::TableReference;
+    use datafusion_proto::logical_plan::LogicalExtensionCodec;
+
+    let ctx = coordinator();
+    let codec = IcefloeLogicalCodec::default();
+    let name = TableReference::bare("t");
+    let refs = wh1(&ctx, "refs").await;
+    let snapshots = refs.table().metadata().snapshots.clone();
+    let (first, last) = (
+        snapshots[0].snapshot_id,
+        snapshots[snapshots.len() - 1].snapshot_id,
+    );
+    let table = refs.table();
+    let providers: Vec<Arc<dyn TableProvider>> = vec![
+        Arc::new(refs.clone()),
+        Arc::new(refs.at(SnapshotSelector::SnapshotId(first)).unwrap()),
+        Arc::new(
+            IcebergTableProvider::incremental(
+                table.clone(),
+                first,
+                SnapshotSelector::SnapshotId(last),
+            )
+            .unwrap(),
+        ),
+        Arc::new(
+            IcebergMetadataTable::try_new(
+                table,
+                MetadataTableKind::Files,
+                SnapshotSelector::Current,
+            )
+            .unwrap(),
+        ),
+    ];
+    for provider in providers {
+        let mut bytes = Vec::new();
+        codec
+            .try_encode_table_provider(&name, Arc::clone(&provider), &mut bytes)
+            .unwrap();
+        let other = SessionContext::new();
+        let decoded = codec
+            .try_decode_table_provider(&bytes, &name, provider.schema(), &other.task_ctx())
+            .unwrap();
+        assert_eq!(decoded.schema(), provider.schema());
+        let here = SessionContext::new();
+        here.register_table("t", provider).unwrap();
+        other.register_table("t", decoded).unwrap();
+        let read = |ctx: SessionContext| async move {
+            sorted_rows(
+                &ctx.sql("SELECT * FROM t")
+                    .await
+                    .unwrap()
+                    .collect()
+                    .await
+                    .unwrap(),
+            )
+        };
+        let expected = read(here).await;
+        assert!(!expected.is_empty());
+        assert_eq!(read(other).await, expected);
+        for cut in 0..bytes.len() {
+            let err = codec
+                .try_decode_table_provider(
+                    &bytes[..cut],
+                    &name,
+                    Arc::new(ArrowSchema::empty()),
+                    &SessionContext::new().task_ctx(),
+                )
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("icefloe plan node") || err.contains("table provider"),
+                "{cut}: {err}"
+            );
+        }
+    }
+    let with_ids: Arc<dyn TableProvider> = Arc::new(refs.with_row_ids().unwrap());
+    let err = codec
+        .try_encode_table_provider(&name, with_ids, &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("row identities"), "{err}");
+}

@@ -372,3 +372,68 @@ async fn an_insert_with_a_lost_worker_commits_nothing() {
         "no data file is left"
     );
 }
+
+/// EXPLAIN ANALYZE on the coordinator shows each task's scan with the files it read and the
+/// rows it returned: every file of the table is read by one task, and the rows add up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_analyze_shows_which_task_read_which_files() {
+    let cluster = Cluster::start(2);
+    let ctx = cluster.coordinator();
+    register_tables(&ctx).await;
+    let batches = ctx
+        .sql("EXPLAIN ANALYZE SELECT * FROM deletes_mor")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let shown = pretty_format_batches(&batches).unwrap().to_string();
+    // Each task's scan: `tN: DataSourceExec: file_groups={k groups: [[path:start..end, ...]]}`.
+    let mut ranges: Vec<(String, u64, u64, String)> = Vec::new();
+    for line in shown.lines() {
+        let Some((task, rest)) = line.split_once(": DataSourceExec: file_groups={") else {
+            continue;
+        };
+        let task = task.rsplit(' ').next().unwrap().to_string();
+        let groups = rest.split("]]}").next().unwrap();
+        let groups = groups.split_once(": ").map_or(groups, |(_, g)| g);
+        for item in groups.split(", ") {
+            let item = item.trim_matches(|c| c == '[' || c == ']');
+            let (path, range) = item.rsplit_once(':').expect("a byte range");
+            let (start, end) = range.split_once("..").unwrap();
+            ranges.push((
+                path.to_string(),
+                start.parse().unwrap(),
+                end.parse().unwrap(),
+                task.clone(),
+            ));
+        }
+    }
+    let tasks: std::collections::BTreeSet<&str> = ranges.iter().map(|r| r.3.as_str()).collect();
+    assert_eq!(tasks.len(), 2, "two tasks read the table: {shown}");
+    // Every file is read once: its ranges, across tasks, tile it without overlap.
+    ranges.sort();
+    let mut files = std::collections::BTreeMap::new();
+    for (path, start, end, _) in &ranges {
+        let covered = files.entry(path.clone()).or_insert(0u64);
+        assert_eq!(
+            *covered, *start,
+            "{path} read from {start} after {covered}: {shown}"
+        );
+        *covered = *end;
+    }
+    for (path, covered) in &files {
+        let size = std::fs::metadata(format!("/{path}")).unwrap().len();
+        assert_eq!(*covered, size, "{path} read to {covered} of {size} bytes");
+    }
+    let single = SessionContext::new();
+    register_tables(&single).await;
+    let rows = answers(&single, "SELECT count(*) FROM deletes_mor").await;
+    let rows = rows[0].trim_matches(|c| c == '|' || c == ' ');
+    assert!(
+        shown.contains(&format!(
+            "DistributedLeafExec:, metrics=[output_rows={rows},"
+        )),
+        "{shown}"
+    );
+}
