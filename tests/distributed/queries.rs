@@ -437,3 +437,57 @@ async fn explain_analyze_shows_which_task_read_which_files() {
         "{shown}"
     );
 }
+
+/// A worker killed while an INSERT's tasks run: the statement fails within the timeout and
+/// commits nothing (the files the killed worker wrote stay unreferenced).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_insert_fails_it_and_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = dir.path().to_str().unwrap();
+    // A table big enough that writing a copy takes the workers a while: 2M rows, one file.
+    let single = SessionContext::new();
+    icefloe::sql::register(&single);
+    for statement in [
+        format!("CREATE EXTERNAL TABLE big (id BIGINT, s VARCHAR) STORED AS ICEBERG LOCATION '{at}/big'"),
+        "INSERT INTO big SELECT value, concat('row number ', value) FROM generate_series(1, 2000000)".to_string(),
+    ] {
+        single.sql(&statement).await.unwrap().collect().await.unwrap();
+    }
+    let mut cluster = Cluster::start(2);
+    let ctx = cluster.coordinator();
+    for statement in [
+        format!("CREATE EXTERNAL TABLE big STORED AS ICEBERG LOCATION '{at}/big'"),
+        format!(
+            "CREATE EXTERNAL TABLE copy (id BIGINT, s VARCHAR) STORED AS ICEBERG LOCATION '{at}/copy'"
+        ),
+    ] {
+        ctx.sql(&statement).await.unwrap().collect().await.unwrap();
+    }
+    let insert = ctx
+        .sql("INSERT INTO copy SELECT id, s FROM big")
+        .await
+        .unwrap();
+    let running = tokio::spawn(async move { insert.collect().await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !running.is_finished(),
+        "the INSERT ran for less than 300 ms: nothing to interrupt"
+    );
+    cluster.kill(1);
+    let outcome = tokio::time::timeout(Duration::from_secs(120), running)
+        .await
+        .expect("the INSERT ends within 120 s")
+        .unwrap();
+    let err = outcome
+        .expect_err("an INSERT whose worker was killed fails")
+        .to_string();
+    let lost = ["connection", "broken pipe", "transport", "h2 protocol"];
+    assert!(lost.iter().any(|l| err.to_lowercase().contains(l)), "{err}");
+    let copy = IcebergTableProvider::open(&single, &format!("{at}/copy"), TableOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        copy.table().metadata().snapshots.is_empty(),
+        "nothing is committed"
+    );
+}
