@@ -33,6 +33,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::prelude::SessionContext;
 use datafusion_distributed::{
     DistributedExt, SessionStateBuilderExt, Worker, WorkerQueryContext, WorkerResolver,
     WorkerSessionBuilder,
@@ -76,7 +77,8 @@ pub fn worker(storage: StorageProperties) -> Worker {
     Worker::from_session_builder(IcefloeSessions { storage })
 }
 
-/// Each task's session on a worker: icefloe's codec, and the worker's storage properties.
+/// Each task's session on a worker: icefloe's codec and functions, and the worker's storage
+/// properties.
 #[derive(Debug, Clone)]
 struct IcefloeSessions {
     storage: StorageProperties,
@@ -88,7 +90,10 @@ impl WorkerSessionBuilder for IcefloeSessions {
         let mut builder = ctx.builder.with_distributed_user_codec(IcefloeCodec::new());
         let config = builder.config().get_or_insert_default().clone();
         builder = builder.with_config(self.storage.clone().for_session(config));
-        Ok(builder.build())
+        // icefloe's functions (`variant_get`, `parse_json`, ...), which plans name.
+        let session = SessionContext::new_with_state(builder.build());
+        crate::sql::register(&session);
+        Ok(session.state())
     }
 }
 

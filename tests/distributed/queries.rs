@@ -564,3 +564,29 @@ async fn row_level_changes_on_a_coordinator_leave_the_single_process_rows() {
     let (_, metadata, ctx) = &answers_of[0];
     read_back_elsewhere(ctx, "SELECT id, category, k FROM t", metadata).await;
 }
+
+/// icefloe's functions run in the workers' stage (the workers' sessions have them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn icefloe_functions_run_on_the_workers() {
+    let cluster = Cluster::start(2);
+    let ctx = cluster.coordinator();
+    register_tables(&ctx).await;
+    let single = SessionContext::new();
+    icefloe::sql::register(&single);
+    register_tables(&single).await;
+    let query = "SELECT id, variant_to_json(parse_json(concat('{\"c\": \"', category, '\"}'))) \
+                 FROM deletes_eq";
+    let plan = ctx
+        .sql(query)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
+    let stage = shown.rsplit("Stage 1 ──").next().unwrap_or_default();
+    assert!(stage.contains("parse_json"), "{shown}");
+    let expected = answers(&single, query).await;
+    assert!(!expected.is_empty());
+    assert_eq!(answers(&ctx, query).await, expected);
+}
