@@ -170,6 +170,7 @@ fn write_to_wire(node: &write::WriteExec, codec: &IcefloeCodec) -> DFResult<wire
         schema: spec.schema.to_json().to_string(),
         sort_order_id: spec.sort_order_id,
         statement: spec.statement.clone(),
+        token: spec.token.clone(),
     })
 }
 
@@ -188,6 +189,7 @@ fn write_from_wire(
         schema,
         sort_order_id: node.sort_order_id,
         statement: node.statement.clone(),
+        token: node.token.clone(),
         loaded: tokio::sync::OnceCell::new(),
     };
     Ok(Arc::new(write::WriteExec::with_spec(

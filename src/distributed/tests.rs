@@ -690,3 +690,34 @@ async fn table_providers_travel_in_logical_plans() {
         .to_string();
     assert!(err.contains("row identities"), "{err}");
 }
+
+/// A failed distributed INSERT finds every file its writers wrote by their names' token,
+/// also in partition directories and those no worker reported, and nothing else.
+#[tokio::test]
+async fn a_failed_statement_finds_its_files_by_their_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    let files = [
+        "data/abc123-0-u1.parquet",
+        "data/k=1/abc123-1-u2.parquet",
+        "data/k=1/x=2/abc123-0-u3.parquet",
+        "data/k=1/other-0-u4.parquet",
+        "data/abc1234-0-u5.parquet",
+        "metadata/abc123-0-u6.parquet",
+    ];
+    for file in files {
+        let path = table.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, b"x").unwrap();
+    }
+    let io = crate::io::FileIO::default();
+    let location = table.to_str().unwrap();
+    let mut found = super::write::statement_files(&io, location, "abc123-").await;
+    found.sort();
+    let mut expected: Vec<String> = files[..3]
+        .iter()
+        .map(|f| format!("{location}/{f}"))
+        .collect();
+    expected.sort();
+    assert_eq!(found, expected);
+}

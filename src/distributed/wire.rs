@@ -328,6 +328,9 @@ pub(super) struct Write {
     pub(super) sort_order_id: Option<i32>,
     #[prost(string, tag = "5")]
     pub(super) statement: String,
+    /// What the names of the statement's files start with.
+    #[prost(string, tag = "6")]
+    pub(super) token: String,
 }
 
 /// A data file written by an `IcebergWriteExec`, as its manifest entry will hold it.

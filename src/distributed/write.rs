@@ -63,10 +63,11 @@ impl PhysicalOptimizerRule for ParallelWrites {
                 return Ok(Transformed::no(node));
             };
             let sink = Arc::new(sink.clone());
-            let write = Arc::new(WriteExec::new(unmerged(exec.input()), &sink)?);
-            let gathered = Arc::new(CoalescePartitionsExec::new(write));
+            let write = WriteExec::new(unmerged(exec.input()), &sink)?;
+            let token = write.spec.token.clone();
+            let gathered = Arc::new(CoalescePartitionsExec::new(Arc::new(write)));
             Ok(Transformed::new(
-                Arc::new(CommitExec::new(gathered, sink)),
+                Arc::new(CommitExec::new(gathered, sink, token)),
                 true,
                 TreeNodeRecursion::Jump,
             ))
@@ -104,6 +105,9 @@ pub(super) struct WriteSpec {
     pub(super) schema: Schema,
     pub(super) sort_order_id: Option<i32>,
     pub(super) statement: String,
+    /// What the names of the statement's files start with (`<token>-<partition>-<uuid>`), so
+    /// that a failed statement finds them all, also those of a worker that died.
+    pub(super) token: String,
     pub(super) loaded: OnceCell<Table>,
 }
 
@@ -146,6 +150,7 @@ impl WriteExec {
             schema: schema.clone(),
             sort_order_id,
             statement,
+            token: uuid::Uuid::new_v4().simple().to_string(),
             loaded: OnceCell::new_with(Some(table.clone())),
         };
         Ok(Self::with_spec(input, Arc::new(spec)))
@@ -225,11 +230,13 @@ impl ExecutionPlan for WriteExec {
         let spec = Arc::clone(&self.spec);
         let written = async move {
             let table = spec.table().await?;
+            let prefix = format!("{}-{partition}-", spec.token);
             let (files, _) = write_files(
                 &table,
                 &spec.schema,
                 spec.sort_order_id,
                 &spec.statement,
+                &prefix,
                 input,
             )
             .await?;
@@ -266,6 +273,8 @@ fn files_batch(files: &[(i32, crate::spec::DataFile)]) -> Result<RecordBatch> {
 pub(crate) struct CommitExec {
     input: Arc<dyn ExecutionPlan>,
     sink: Arc<IcebergSink>,
+    /// The writers' [`WriteSpec::token`].
+    token: String,
     properties: Arc<PlanProperties>,
 }
 
@@ -278,7 +287,7 @@ fn count_schema() -> SchemaRef {
 }
 
 impl CommitExec {
-    fn new(input: Arc<dyn ExecutionPlan>, sink: Arc<IcebergSink>) -> Self {
+    fn new(input: Arc<dyn ExecutionPlan>, sink: Arc<IcebergSink>, token: String) -> Self {
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(count_schema()),
             Partitioning::UnknownPartitioning(1),
@@ -288,6 +297,7 @@ impl CommitExec {
         Self {
             input,
             sink,
+            token,
             properties,
         }
     }
@@ -329,7 +339,11 @@ impl ExecutionPlan for CommitExec {
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         match <[_; 1]>::try_from(children) {
-            Ok([input]) => Ok(Arc::new(Self::new(input, Arc::clone(&self.sink)))),
+            Ok([input]) => Ok(Arc::new(Self::new(
+                input,
+                Arc::clone(&self.sink),
+                self.token.clone(),
+            ))),
             Err(_) => Err(DataFusionError::Internal(
                 "IcebergCommitExec has one child".into(),
             )),
@@ -352,6 +366,7 @@ impl ExecutionPlan for CommitExec {
         }
         let mut input = self.input.execute(0, context)?;
         let sink = Arc::clone(&self.sink);
+        let token = self.token.clone();
         let committed = async move {
             let (table, schema, _, _) = sink.files_of();
             let (metadata, io) = (Arc::clone(table.metadata()), table.io().clone());
@@ -373,7 +388,8 @@ impl ExecutionPlan for CommitExec {
                 }
             }
             if let Some(e) = failed {
-                let paths: Vec<String> = files.into_iter().map(|(_, f)| f.file_path).collect();
+                let mut paths: Vec<String> = files.into_iter().map(|(_, f)| f.file_path).collect();
+                paths.extend(statement_files(&io, &metadata.location, &format!("{token}-")).await);
                 crate::transaction::delete_all(&io, &paths).await;
                 return Err(DataFusionError::from(e));
             }
@@ -389,6 +405,32 @@ impl ExecutionPlan for CommitExec {
             futures::stream::once(committed),
         )))
     }
+}
+
+/// The files under the table's `data/` whose names start with `prefix`: every file the
+/// statement's writers wrote, reported or not (a worker that died cannot report its files).
+/// Best effort: a listing that fails finds none.
+pub(super) async fn statement_files(
+    io: &FileIO,
+    table_location: &str,
+    prefix: &str,
+) -> Vec<String> {
+    let data = format!("{}/data", table_location.trim_end_matches('/'));
+    let (Ok(root), Ok(listing)) = (io.resolve(&data), io.list_files(&data).await) else {
+        return Vec::new();
+    };
+    let root = root.path.to_string();
+    listing
+        .files
+        .into_iter()
+        .filter_map(|file| {
+            let path = file.path.to_string();
+            let name = path.rsplit('/').next()?;
+            let relative = path.strip_prefix(&root)?.trim_start_matches('/');
+            name.starts_with(prefix)
+                .then(|| format!("{data}/{relative}"))
+        })
+        .collect()
 }
 
 /// The data files of a batch of [`WriteExec`]'s rows, their partition values typed by the

@@ -134,6 +134,8 @@ pub struct AppendWriter {
     rows: u64,
     /// The `sort_order_id` of the files: the order their rows arrive in.
     sort_order_id: Option<i32>,
+    /// What every file's name starts with (before its uuid).
+    file_prefix: String,
 }
 
 impl std::fmt::Debug for AppendWriter {
@@ -173,6 +175,7 @@ impl AppendWriter {
             writes: 0,
             rows: 0,
             sort_order_id: None,
+            file_prefix: String::new(),
         })
     }
 
@@ -180,6 +183,13 @@ impl AppendWriter {
     /// by that sort order.
     pub fn with_sort_order_id(mut self, order_id: Option<i32>) -> Self {
         self.sort_order_id = order_id;
+        self
+    }
+
+    /// Starts every file's name with `prefix` (then a uuid), so that the files of one writer
+    /// can be found by listing.
+    pub fn with_file_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.file_prefix = prefix.into();
         self
     }
 
@@ -276,8 +286,9 @@ impl AppendWriter {
             false => format!("{}/", self.spec.partition_path(&self.schema, tuple)?),
         };
         let location = format!(
-            "{}/data/{partition_path}{}.parquet",
+            "{}/data/{partition_path}{}{}.parquet",
             self.table_location,
+            self.file_prefix,
             uuid::Uuid::new_v4()
         );
         let resolved = self.io.resolve(&location)?;

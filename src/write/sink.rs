@@ -179,6 +179,7 @@ impl IcebergSink {
             &self.schema,
             self.sort_order_id,
             &format!("INSERT INTO {}", self.target.name()),
+            "",
             data,
         )
         .await?;
@@ -251,18 +252,21 @@ impl IcebergSink {
 }
 
 /// Writes the rows of `data` into data files of `table` with the columns of `schema` (files
-/// marked with `sort_order_id`), and returns the files with their spec ids and the rows
-/// written. On any error the files written are deleted. Errors name `statement`.
+/// marked with `sort_order_id`, their names starting with `file_prefix`), and returns the files
+/// with their spec ids and the rows written. On any error the files written are deleted.
+/// Errors name `statement`.
 pub(crate) async fn write_files(
     table: &Table,
     schema: &Schema,
     sort_order_id: Option<i32>,
     statement: &str,
+    file_prefix: &str,
     mut data: SendableRecordBatchStream,
 ) -> Result<(Vec<(i32, crate::spec::DataFile)>, u64)> {
     let arrow_schema = Arc::new(schema_to_arrow(schema)?);
-    let mut writer =
-        AppendWriter::new(table.io(), table.metadata(), schema)?.with_sort_order_id(sort_order_id);
+    let mut writer = AppendWriter::new(table.io(), table.metadata(), schema)?
+        .with_sort_order_id(sort_order_id)
+        .with_file_prefix(file_prefix);
     let written = async {
         while let Some(batch) = data.next().await {
             let batch = conform(batch?, &arrow_schema, statement, "inserted")?;

@@ -438,8 +438,8 @@ async fn explain_analyze_shows_which_task_read_which_files() {
     );
 }
 
-/// A worker killed while an INSERT's tasks run: the statement fails within the timeout and
-/// commits nothing (the files the killed worker wrote stay unreferenced).
+/// A worker killed while an INSERT's tasks run: the statement fails within the timeout,
+/// commits nothing, and the files written so far are deleted, the dead worker's too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_mid_insert_fails_it_and_commits_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -457,8 +457,10 @@ async fn a_worker_killed_mid_insert_fails_it_and_commits_nothing() {
     let ctx = cluster.coordinator();
     for statement in [
         format!("CREATE EXTERNAL TABLE big STORED AS ICEBERG LOCATION '{at}/big'"),
+        // Small files: the writers close files (which then exist) long before they finish.
         format!(
-            "CREATE EXTERNAL TABLE copy (id BIGINT, s VARCHAR) STORED AS ICEBERG LOCATION '{at}/copy'"
+            "CREATE EXTERNAL TABLE copy (id BIGINT, s VARCHAR) STORED AS ICEBERG \
+             LOCATION '{at}/copy' OPTIONS ('write.target-file-size-bytes' '100000')"
         ),
     ] {
         ctx.sql(&statement).await.unwrap().collect().await.unwrap();
