@@ -118,6 +118,16 @@ async fn a_row_count_travels_with_its_rows_schema_and_planning_counts() {
     }
 }
 
+/// The physical plan of `sql` in `ctx`.
+async fn plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
+    ctx.sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap()
+}
+
 /// A session that plans like a coordinator with several workers: three partitions, every
 /// file split into byte ranges.
 fn coordinator() -> SessionContext {
@@ -262,13 +272,7 @@ async fn every_scan_reads_the_same_rows_after_travelling() {
         .chain(more.map(String::from));
     for query in queries {
         let query = query.as_str();
-        let plan = ctx
-            .sql(query)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
+        let plan = plan(&ctx, query).await;
         let back = round_trip(&plan);
         assert_eq!(
             displayable(back.as_ref()).indent(true).to_string(),
@@ -332,13 +336,7 @@ async fn a_damaged_scan_is_refused_never_read_short() {
     let ctx = coordinator();
     ctx.register_table("t", Arc::new(wh1(&ctx, "deletes_mor").await))
         .unwrap();
-    let plan = ctx
-        .sql("SELECT * FROM t")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = plan(&ctx, "SELECT * FROM t").await;
     let scan = find(&plan, "DataSourceExec");
     let converter = DefaultPhysicalProtoConverter {};
     let codec = IcefloeCodec::new();
@@ -387,13 +385,7 @@ async fn a_missing_file_is_named_on_the_worker_as_on_the_coordinator() {
         .await
         .unwrap();
     ctx.register_table("t", Arc::new(provider)).unwrap();
-    let plan = ctx
-        .sql("SELECT * FROM t")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = plan(&ctx, "SELECT * FROM t").await;
     let name = lost.file_name().unwrap().to_str().unwrap();
     let here = collect(Arc::clone(&plan), ctx.task_ctx())
         .await
@@ -441,13 +433,7 @@ async fn credentials_travel_only_when_allowed() {
         .await
         .unwrap();
     ctx.register_table("t", Arc::new(provider)).unwrap();
-    let plan = ctx
-        .sql("SELECT * FROM t")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = plan(&ctx, "SELECT * FROM t").await;
     let contains =
         |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|w| w == text.as_bytes());
     let plain = encode(&plan);
@@ -468,13 +454,7 @@ async fn a_store_the_worker_cannot_build_is_an_error_naming_it() {
     let ctx = coordinator();
     ctx.register_table("t", Arc::new(wh1(&ctx, "orders").await))
         .unwrap();
-    let plan = ctx
-        .sql("SELECT * FROM t")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = plan(&ctx, "SELECT * FROM t").await;
     let scan = find(&plan, "DataSourceExec");
     let converter = DefaultPhysicalProtoConverter {};
     let mut payload = Vec::new();
@@ -507,13 +487,7 @@ async fn the_default_codec_refuses_an_icefloe_scan() {
     let ctx = coordinator();
     ctx.register_table("t", Arc::new(wh1(&ctx, "deletes_mor").await))
         .unwrap();
-    let plan = ctx
-        .sql("SELECT * FROM t")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = plan(&ctx, "SELECT * FROM t").await;
     let codec = DefaultPhysicalExtensionCodec {};
     assert!(physical_plan_to_bytes_with_extension_codec(plan, &codec).is_err());
 }
@@ -524,13 +498,7 @@ async fn a_file_without_deletes_costs_under_300_bytes() {
     let ctx = coordinator();
     ctx.register_table("t", Arc::new(wh1(&ctx, "orders").await))
         .unwrap();
-    let plan = ctx
-        .sql("SELECT * FROM t")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = plan(&ctx, "SELECT * FROM t").await;
     let scan = find(&plan, "DataSourceExec");
     let (one, files) = scan_bytes(&scan, 1);
     let (many, _) = scan_bytes(&scan, 1_000);
@@ -547,13 +515,7 @@ async fn a_plan_of_100_000_files_encodes_and_decodes() {
     let ctx = coordinator();
     ctx.register_table("t", Arc::new(wh1(&ctx, "orders").await))
         .unwrap();
-    let plan = ctx
-        .sql("SELECT * FROM t")
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = plan(&ctx, "SELECT * FROM t").await;
     let scan = find(&plan, "DataSourceExec");
     let files = scan_bytes(&scan, 1).1;
     let big = bigger(&scan, 100_000 / files);

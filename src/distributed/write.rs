@@ -37,9 +37,7 @@ use tokio::sync::OnceCell;
 use super::wire;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
-use crate::spec::{
-    DataContentType, FileFormat, Literal, PrimitiveType, Schema, TableMetadata, Type,
-};
+use crate::spec::{DataContentType, FileFormat, Literal, Schema, TableMetadata, Type};
 use crate::table::Table;
 use crate::write::IcebergSink;
 use crate::write::sink::write_files;
@@ -63,7 +61,7 @@ impl PhysicalOptimizerRule for ParallelWrites {
                 return Ok(Transformed::no(node));
             };
             let sink = Arc::new(sink.clone());
-            let write = WriteExec::new(unmerged(exec.input()), &sink)?;
+            let write = WriteExec::new(unmerged(exec.input()), &sink);
             let token = write.spec.token.clone();
             let gathered = Arc::new(CoalescePartitionsExec::new(Arc::new(write)));
             Ok(Transformed::new(
@@ -142,7 +140,7 @@ fn files_schema() -> SchemaRef {
 }
 
 impl WriteExec {
-    fn new(input: Arc<dyn ExecutionPlan>, sink: &IcebergSink) -> DFResult<Self> {
+    fn new(input: Arc<dyn ExecutionPlan>, sink: &IcebergSink) -> Self {
         let (table, schema, sort_order_id, statement) = sink.files_of();
         let spec = WriteSpec {
             io: table.io().clone(),
@@ -153,7 +151,7 @@ impl WriteExec {
             token: uuid::Uuid::new_v4().simple().to_string(),
             loaded: OnceCell::new_with(Some(table.clone())),
         };
-        Ok(Self::with_spec(input, Arc::new(spec)))
+        Self::with_spec(input, Arc::new(spec))
     }
 
     pub(super) fn with_spec(input: Arc<dyn ExecutionPlan>, spec: Arc<WriteSpec>) -> Self {
@@ -553,7 +551,7 @@ fn data_file_from_wire(
         };
         partition.push(match null {
             true => None,
-            false => Some(literal(ty, bytes).map_err(|e| corrupt(e.to_string()))?),
+            false => Some(Literal::from_bytes(ty, bytes).map_err(|e| corrupt(e.to_string()))?),
         });
     }
     let mut data = crate::spec::DataFile::new(
@@ -578,11 +576,4 @@ fn data_file_from_wire(
     data.sort_order_id = file.sort_order_id;
     data.key_metadata = file.key_metadata;
     Ok((file.spec_id, data))
-}
-
-fn literal(
-    ty: &PrimitiveType,
-    bytes: &[u8],
-) -> std::result::Result<Literal, crate::spec::values::ValueError> {
-    Literal::from_bytes(ty, bytes)
 }

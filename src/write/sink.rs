@@ -162,7 +162,6 @@ impl IcebergSink {
 
     /// The table written, the columns written and the files' `sort_order_id`: what writing
     /// data files needs, without the commit's target (see [`write_files`]).
-    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
     pub(crate) fn files_of(&self) -> (&Table, &Schema, Option<i32>, String) {
         (
             &self.table,
@@ -174,15 +173,8 @@ impl IcebergSink {
 
     /// Writes the stream, commits, and returns the rows inserted.
     async fn write_stream(&self, data: SendableRecordBatchStream) -> Result<u64> {
-        let (files, rows) = write_files(
-            &self.table,
-            &self.schema,
-            self.sort_order_id,
-            &format!("INSERT INTO {}", self.target.name()),
-            "",
-            data,
-        )
-        .await?;
+        let (table, schema, sort_order_id, statement) = self.files_of();
+        let (files, rows) = write_files(table, schema, sort_order_id, &statement, "", data).await?;
         self.commit(files, rows).await
     }
 

@@ -109,6 +109,25 @@ pub const QUERIES: [&str; 14] = [
     "SELECT f.file_path, f.record_count FROM refs_files f JOIN refs_entries e ON f.file_path = e.data_file.file_path ORDER BY 1",
 ];
 
+/// The distributed plan of `sql` drawn by datafusion-distributed, and the part of it that
+/// draws the workers' stage (drawn last).
+async fn workers_stage(ctx: &SessionContext, sql: &str) -> (String, String) {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let shown = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
+    let stage = shown
+        .rsplit("Stage 1 ──")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    (shown, stage)
+}
+
 fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
     let shown = pretty_format_batches(batches).unwrap().to_string();
     let mut rows: Vec<String> = shown
@@ -249,16 +268,7 @@ async fn an_insert_is_written_by_the_workers_and_committed_once() {
     let create = CREATE.replace("{dir}", dir.path().to_str().unwrap());
     ctx.sql(&create).await.unwrap().collect().await.unwrap();
     // The writers run in the workers' stage, the commit at the root, here.
-    let plan = ctx
-        .sql(INSERT)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let shown = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
-    // The stage the workers run is drawn last.
-    let stage = shown.rsplit("Stage 1 ──").next().unwrap_or_default();
+    let (shown, stage) = workers_stage(&ctx, INSERT).await;
     assert!(shown.contains("DistributedExec"), "{shown}");
     assert!(stage.contains("IcebergWriteExec"), "{shown}");
     assert!(!stage.contains("IcebergCommitExec"), "{shown}");
@@ -527,15 +537,7 @@ async fn row_level_changes_on_a_coordinator_leave_the_single_process_rows() {
         for statement in statements(&at) {
             if name == "distributed" && statement.starts_with("DELETE") {
                 // The rows to delete are found on the workers.
-                let plan = ctx
-                    .sql(&statement)
-                    .await
-                    .unwrap()
-                    .create_physical_plan()
-                    .await
-                    .unwrap();
-                let shown = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
-                let stage = shown.rsplit("Stage 1 ──").next().unwrap_or_default();
+                let (shown, stage) = workers_stage(ctx, &statement).await;
                 assert!(stage.contains("DataSourceExec"), "{shown}");
             }
             ctx.sql(&statement)
@@ -578,15 +580,7 @@ async fn icefloe_functions_run_on_the_workers() {
     register_tables(&single).await;
     let query = "SELECT id, variant_to_json(parse_json(concat('{\"c\": \"', category, '\"}'))) \
                  FROM deletes_eq";
-    let plan = ctx
-        .sql(query)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let shown = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
-    let stage = shown.rsplit("Stage 1 ──").next().unwrap_or_default();
+    let (shown, stage) = workers_stage(&ctx, query).await;
     assert!(stage.contains("parse_json"), "{shown}");
     let expected = answers(&single, query).await;
     assert!(!expected.is_empty());
