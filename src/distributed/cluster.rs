@@ -31,8 +31,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use datafusion::catalog::Session;
 use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
 use datafusion::prelude::SessionContext;
 use datafusion_distributed::{
     DistributedExt, SessionStateBuilderExt, Worker, WorkerQueryContext, WorkerResolver,
@@ -42,23 +47,57 @@ use tokio::net::TcpListener;
 use url::Url;
 
 use super::IcefloeCodec;
-use super::write::ParallelWrites;
+use super::write::{CommittedExec, ParallelWrites, committed_of};
 use crate::io::StorageProperties;
 
 /// `builder` as a coordinator: plans are distributed over `workers` (their URLs,
 /// `http://host:port`), with icefloe's nodes sent by `codec` (which decides whether storage
-/// credentials travel, [`IcefloeCodec::with_credentials`]); an INSERT's data files are written
-/// by the workers and committed here, once ([`ParallelWrites`]).
+/// credentials travel, [`IcefloeCodec::with_credentials`]); the files of an INSERT, DELETE,
+/// UPDATE or MERGE are written by the workers and committed here, once ([`ParallelWrites`]).
 pub fn coordinator(
     builder: SessionStateBuilder,
     workers: Vec<Url>,
     codec: IcefloeCodec,
 ) -> SessionStateBuilder {
-    builder
+    let mut builder = builder
         .with_physical_optimizer_rule(Arc::new(ParallelWrites))
         .with_distributed_worker_resolver(Workers(Arc::new(workers)))
         .with_distributed_user_codec(codec)
-        .with_distributed_planner()
+        .with_distributed_planner();
+    let inner = builder.query_planner().take();
+    builder.with_query_planner(Arc::new(CommitAnswers { inner }))
+}
+
+/// The query planner of a coordinator: datafusion-distributed's, a statement that commits
+/// answered by its commit (see [`CommittedExec`]).
+#[derive(Debug)]
+struct CommitAnswers {
+    inner: Option<Arc<dyn QueryPlanner + Send + Sync>>,
+}
+
+#[async_trait]
+impl QueryPlanner for CommitAnswers {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session: &dyn Session,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let plan = match &self.inner {
+            Some(inner) => inner.create_physical_plan(logical_plan, session).await?,
+            None => {
+                DefaultPhysicalPlanner::default()
+                    .create_physical_plan(logical_plan, session)
+                    .await?
+            }
+        };
+        // A statement's plan (not EXPLAIN ANALYZE of it, which answers with its metrics).
+        Ok(match committed_of(&plan) {
+            Some(committed) if CommittedExec::answers_like(&plan) => {
+                Arc::new(CommittedExec::new(plan, committed))
+            }
+            _ => plan,
+        })
+    }
 }
 
 /// A fixed list of worker URLs.

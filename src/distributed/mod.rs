@@ -16,7 +16,8 @@
 //! | `IcebergRowCountExec` (a `count(*)` from the manifest list, or a scan planning pruned to nothing) | rows, schema, planning counts |
 //! | `IcebergMetadataScanExec` (`t$files`, `t$snapshots`, ...) | the metadata file (the worker loads it and computes the rows), relation, snapshot selection, filter hints, projection, limit, the IO |
 //! | `IcebergWriteExec` (an INSERT's writers, [`write::ParallelWrites`]) | the metadata file, the columns written, the files' sort order; never the commit's catalog (`IcebergCommitExec` runs where the statement was planned) |
-//! | the row-level change sinks (DELETE, UPDATE, MERGE), procedures | no: refused |
+//! | `IcebergChangeWriteExec` (the writers of a DELETE, UPDATE or MERGE, [`write::ParallelWrites`]) | the metadata file, the statement, the snapshot its rows were read from, the schema they were read with; never the commit (`IcebergChangeCommitExec` runs where the statement was planned) |
+//! | procedures, TRUNCATE | no: refused (they run where they were planned) |
 //!
 //! A scan never travels as DataFusion's plain Parquet scan (its own encoding of the inner
 //! source would drop what icefloe attaches to each file, and a worker would read deleted rows
@@ -26,6 +27,7 @@
 //! The bytes of a node: a format version, then a protobuf message ([`wire`]).
 
 pub mod ballista;
+mod changes;
 pub mod cluster;
 mod count;
 mod deletes;
@@ -44,6 +46,7 @@ use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
+use crate::dml::RowChangeKind;
 use crate::error::Error;
 use crate::metadata_tables::exec::MetadataScanExec;
 use crate::scan::count::RowCountExec;
@@ -124,6 +127,13 @@ impl PhysicalExtensionCodec for IcefloeCodec {
                     inputs.len()
                 ))),
             },
+            Kind::ChangeWrite(node) => match inputs {
+                [input] => change_write_from_wire(node, input, ctx),
+                _ => Err(corrupt(format!(
+                    "an IcebergChangeWriteExec given {} inputs (it has one)",
+                    inputs.len()
+                ))),
+            },
             Kind::EqualityDeletes(node) => match inputs {
                 [input] => deletes::decode(node, input, ctx),
                 _ => Err(corrupt(format!(
@@ -148,6 +158,8 @@ impl PhysicalExtensionCodec for IcefloeCodec {
             Kind::EqualityDeletes(deletes::encode(deletes, self)?)
         } else if let Some(write) = node.downcast_ref::<write::WriteExec>() {
             Kind::Write(write_to_wire(write, self)?)
+        } else if let Some(write) = node.downcast_ref::<changes::ChangeWriteExec>() {
+            Kind::ChangeWrite(change_write_to_wire(write, self))
         } else if let Some(scan) = node.downcast_ref::<MetadataScanExec>() {
             Kind::MetadataScan(metadata::encode(scan, self)?)
         } else {
@@ -193,6 +205,72 @@ fn write_from_wire(
         loaded: tokio::sync::OnceCell::new(),
     };
     Ok(Arc::new(write::WriteExec::with_spec(
+        Arc::clone(input),
+        Arc::new(spec),
+    )))
+}
+
+fn change_write_to_wire(
+    node: &changes::ChangeWriteExec,
+    codec: &IcefloeCodec,
+) -> wire::ChangeWrite {
+    let spec = node.spec();
+    let scanned = spec.scanned_to_wire();
+    let has_scanned = scanned.is_some();
+    let (scanned, deletes) = scanned.unwrap_or_default();
+    wire::ChangeWrite {
+        io: Some(origin::io_to_wire(&spec.io, codec.sends_credentials())),
+        metadata_location: spec.metadata_location.clone(),
+        kind: match spec.kind {
+            RowChangeKind::Delete => 1,
+            RowChangeKind::Update => 2,
+            RowChangeKind::Merge => 3,
+            RowChangeKind::Truncate => 4,
+        },
+        schema: spec.schema.to_json().to_string(),
+        base_snapshot: spec.base_snapshot,
+        statement: spec.statement.clone(),
+        token: spec.token.clone(),
+        has_scanned,
+        scanned,
+        deletes,
+    }
+}
+
+fn change_write_from_wire(
+    node: &wire::ChangeWrite,
+    input: &Arc<dyn ExecutionPlan>,
+    ctx: &TaskContext,
+) -> DFResult<Arc<dyn ExecutionPlan>> {
+    let kind = match node.kind {
+        1 => RowChangeKind::Delete,
+        2 => RowChangeKind::Update,
+        3 => RowChangeKind::Merge,
+        4 => RowChangeKind::Truncate,
+        other => return Err(corrupt(format!("row-level statement kind {other}"))),
+    };
+    let json: serde_json::Value = serde_json::from_str(&node.schema)
+        .map_err(|e| corrupt(format!("the schema of the rows changed: {e}")))?;
+    let schema = crate::spec::Schema::from_json(&json)
+        .map_err(|e| corrupt(format!("the schema of the rows changed: {e}")))?;
+    let spec = changes::ChangeSpec {
+        io: origin::io_from_wire(node.io.as_ref(), ctx)?,
+        metadata_location: node.metadata_location.clone(),
+        kind,
+        schema,
+        base_snapshot: node.base_snapshot,
+        statement: node.statement.clone(),
+        token: node.token.clone(),
+        scanned: match node.has_scanned {
+            true => changes::Scanned::Sent {
+                wire: (node.scanned.clone(), node.deletes.clone()),
+                read: tokio::sync::OnceCell::new(),
+            },
+            false => changes::Scanned::Unknown,
+        },
+        loaded: tokio::sync::OnceCell::new(),
+    };
+    Ok(Arc::new(changes::ChangeWriteExec::with_spec(
         Arc::clone(input),
         Arc::new(spec),
     )))

@@ -683,3 +683,250 @@ async fn a_failed_statement_finds_its_files_by_their_token() {
     expected.sort();
     assert_eq!(found, expected);
 }
+
+/// A session that plans a statement's writes as a coordinator does ([`super::write::ParallelWrites`]).
+fn writing_coordinator() -> SessionContext {
+    let state = datafusion::execution::SessionStateBuilder::new()
+        .with_default_features()
+        .with_config(SessionConfig::new().with_target_partitions(3))
+        .with_physical_optimizer_rule(Arc::new(super::write::ParallelWrites))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
+    crate::sql::register(&ctx);
+    ctx
+}
+
+/// A DELETE's writers travel (the whole subtree under the commit node, decoded in a session
+/// where the table was never opened) and write there; the commit node commits their files
+/// once, and the table reads as the same DELETE leaves it in one process.
+#[tokio::test]
+async fn a_row_change_s_writers_travel_and_their_files_are_committed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = Vec::new();
+    for (name, ctx) in [
+        ("one", SessionContext::new()),
+        ("split", writing_coordinator()),
+    ] {
+        crate::sql::register(&ctx);
+        let at = dir.path().join(name);
+        let create = format!(
+            "CREATE EXTERNAL TABLE t (id BIGINT, k BIGINT) STORED AS ICEBERG LOCATION '{}' \
+             OPTIONS ('partitioning' 'identity(k)', 'write.delete.mode' 'merge-on-read')",
+            at.display()
+        );
+        let insert = "INSERT INTO t SELECT value, value % 4 FROM generate_series(1, 1000)";
+        for sql in [create.as_str(), insert] {
+            ctx.sql(sql).await.unwrap().collect().await.unwrap();
+        }
+        let delete = plan(&ctx, "DELETE FROM t WHERE id % 7 = 3").await;
+        let delete = match name {
+            "one" => delete,
+            _ => {
+                assert_eq!(delete.name(), "IcebergChangeCommitExec");
+                let gathered = Arc::clone(delete.children()[0]);
+                let writers = Arc::clone(gathered.children()[0]);
+                assert_eq!(writers.name(), "IcebergChangeWriteExec");
+                let travelled = round_trip(&writers);
+                assert_eq!(travelled.name(), "IcebergChangeWriteExec");
+                use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
+                let gathered = replace_children_if_necessary(gathered, vec![travelled]).unwrap();
+                replace_children_if_necessary(delete, vec![gathered]).unwrap()
+            }
+        };
+        let changed = run(delete).await;
+        let table = IcebergTableProvider::open(&ctx, at.to_str().unwrap(), TableOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(table.table().metadata().snapshots.len(), 2, "{name}");
+        let read = SessionContext::new();
+        read.register_table("t", Arc::new(table)).unwrap();
+        let left = read
+            .sql("SELECT * FROM t")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        rows.push((changed, sorted_rows(&left)));
+    }
+    // 3, 10, ..., 997.
+    let changed = rows[0].0[0].trim_matches(|c| c == '|' || c == ' ');
+    assert_eq!(changed, "143");
+    assert_eq!(rows[0], rows[1]);
+}
+
+/// The tasks a row-level change's writers are sent read back as they were planned: data
+/// files with their partition values, and every kind of delete (position deletes, deletion
+/// vectors, equality deletes), each delete file sent once however many tasks it applies to.
+#[tokio::test]
+async fn planned_tasks_travel_with_their_deletes() {
+    let ctx = coordinator();
+    let tables = [
+        wh1(&ctx, "deletes_mor").await,
+        wh1(&ctx, "deletes_eq").await,
+        wh1(&ctx, "part_evo").await,
+        external(&ctx, "impala_v3_deletion_vectors").await,
+        external(&ctx, "impala_v2_delete_both_eq_and_pos").await,
+    ];
+    let mut kinds = std::collections::BTreeSet::new();
+    for provider in tables {
+        let table = provider.table();
+        let metadata = table.metadata();
+        let snapshot = metadata.current_snapshot().unwrap();
+        let tasks = crate::scan::plan_files(table.io(), metadata, snapshot)
+            .await
+            .unwrap();
+        let (scanned, deletes) = super::changes::tasks_to_wire(&tasks);
+        let mut distinct: Vec<(String, Option<i64>)> = tasks
+            .iter()
+            .flat_map(|t| &t.deletes)
+            .map(|d| (d.file.file_path.clone(), d.file.content_offset))
+            .collect();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(deletes.len(), distinct.len());
+        let read = super::changes::tasks_from_wire(&scanned, &deletes, metadata).unwrap();
+        let shown = |tasks: &[crate::scan::FileScanTask]| -> Vec<String> {
+            tasks
+                .iter()
+                .map(|t| {
+                    let deletes: Vec<String> = t
+                        .deletes
+                        .iter()
+                        .map(|d| {
+                            let file = file_fields(&d.file);
+                            format!("{file} {} {}", d.partition_spec_id, d.data_sequence_number)
+                        })
+                        .collect();
+                    let file = file_fields(&t.data_file);
+                    let (spec, sequence) = (t.partition_spec_id, t.data_sequence_number);
+                    format!("{file} {spec} {sequence} {deletes:?}")
+                })
+                .collect()
+        };
+        assert_eq!(shown(&read), shown(&tasks));
+        for task in &tasks {
+            kinds.extend(
+                task.deletes
+                    .iter()
+                    .map(|d| (d.file.content as i32, d.is_deletion_vector())),
+            );
+        }
+    }
+    // Position deletes, deletion vectors and equality deletes were all sent.
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [(1, false), (1, true), (2, false)]
+    );
+}
+
+/// Every field of `file`, maps in key order.
+fn file_fields(file: &crate::spec::DataFile) -> String {
+    use std::collections::BTreeMap;
+    let sorted = |m: &std::collections::HashMap<i32, i64>| {
+        format!("{:?}", m.iter().collect::<BTreeMap<_, _>>())
+    };
+    let bounds = |m: &Option<std::collections::HashMap<i32, Vec<u8>>>| {
+        format!(
+            "{:?}",
+            m.as_ref().map(|m| m.iter().collect::<BTreeMap<_, _>>())
+        )
+    };
+    let crate::spec::DataFile {
+        content,
+        file_path,
+        file_format,
+        partition,
+        record_count,
+        file_size_in_bytes,
+        column_sizes,
+        value_counts,
+        null_value_counts,
+        nan_value_counts,
+        lower_bounds,
+        upper_bounds,
+        key_metadata,
+        split_offsets,
+        equality_ids,
+        sort_order_id,
+        first_row_id,
+        referenced_data_file,
+        content_offset,
+        content_size_in_bytes,
+    } = file;
+    format!(
+        "{content:?} {file_path} {file_format:?} {partition:?} {record_count} \
+         {file_size_in_bytes} {} {} {} {} {} {} {key_metadata:?} {split_offsets:?} \
+         {equality_ids:?} {sort_order_id:?} {first_row_id:?} {referenced_data_file:?} \
+         {content_offset:?} {content_size_in_bytes:?}",
+        sorted(column_sizes),
+        sorted(value_counts),
+        sorted(null_value_counts),
+        sorted(nan_value_counts),
+        bounds(lower_bounds),
+        bounds(upper_bounds),
+    )
+}
+
+/// A statement's answer after its commit stands whatever the runtime reports next; before
+/// the commit an error is the answer.
+#[tokio::test]
+async fn an_error_after_the_commit_does_not_fail_the_statement() {
+    use datafusion::arrow::array::UInt64Array;
+    use datafusion::error::DataFusionError;
+    use datafusion::physical_plan::metrics::Count;
+    use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+    use futures::StreamExt;
+
+    let schema = Arc::new(ArrowSchema::new(vec![Field::new(
+        "count",
+        DataType::UInt64,
+        false,
+    )]));
+    let answer = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(UInt64Array::from(vec![7u64]))],
+    )
+    .unwrap();
+    let lost = || DataFusionError::Execution("worker lost: connection reset".into());
+    // (what the runtime yields, whether the commit happened) -> (rows answered, failed)
+    let cases = [
+        (
+            vec![Ok(answer.clone()), Err(lost())],
+            true,
+            (vec![7], false),
+        ),
+        (vec![Err(lost())], true, (vec![7], false)),
+        (vec![Err(lost())], false, (vec![], true)),
+        (vec![Ok(answer.clone())], true, (vec![7], false)),
+    ];
+    for (items, happened, expected) in cases {
+        let input = Box::pin(RecordBatchStreamAdapter::new(
+            Arc::clone(&schema),
+            futures::stream::iter(items),
+        ));
+        let committed = super::write::Committed::default();
+        if happened {
+            committed.set(7).unwrap();
+        }
+        let late = Count::new();
+        let mut answered = super::write::answered_by_commit(input, committed, late.clone());
+        let (mut rows, mut failed) = (Vec::new(), false);
+        while let Some(item) = answered.next().await {
+            match item {
+                Ok(batch) => rows.extend(
+                    batch
+                        .column(0)
+                        .as_any()
+                        .downcast_ref::<UInt64Array>()
+                        .unwrap()
+                        .values()
+                        .iter()
+                        .copied(),
+                ),
+                Err(_) => failed = true,
+            }
+        }
+        assert_eq!((rows, failed), expected);
+    }
+}

@@ -20,7 +20,7 @@ pub(super) const FORMAT: u8 = 2;
 /// One of icefloe's plan nodes.
 #[derive(Clone, PartialEq, Message)]
 pub(super) struct Node {
-    #[prost(oneof = "Kind", tags = "1, 2, 3, 4, 5")]
+    #[prost(oneof = "Kind", tags = "1, 2, 3, 4, 5, 6")]
     pub(super) kind: Option<Kind>,
 }
 
@@ -36,6 +36,8 @@ pub(super) enum Kind {
     MetadataScan(MetadataScan),
     #[prost(message, tag = "5")]
     Write(Write),
+    #[prost(message, tag = "6")]
+    ChangeWrite(ChangeWrite),
 }
 
 /// `IcebergRowCountExec`.
@@ -375,6 +377,95 @@ pub(crate) struct DataFile {
     pub(crate) sort_order_id: Option<i32>,
     #[prost(bytes = "vec", optional, tag = "19")]
     pub(crate) key_metadata: Option<Vec<u8>>,
+    /// Delete files: the one data file they apply to, when it is one.
+    #[prost(string, optional, tag = "20")]
+    pub(crate) referenced_data_file: Option<String>,
+    /// Deletion vectors: where the blob is in its Puffin file.
+    #[prost(int64, optional, tag = "21")]
+    pub(crate) content_offset: Option<i64>,
+    #[prost(int64, optional, tag = "22")]
+    pub(crate) content_size_in_bytes: Option<i64>,
+    /// What each partition value is (see `write::literal_kind`), so that it is read back as
+    /// it was written, whatever schema the receiver would type it by.
+    #[prost(uint32, repeated, tag = "23")]
+    pub(crate) partition_kinds: Vec<u32>,
+    #[prost(int32, repeated, tag = "24")]
+    pub(crate) equality_ids: Vec<i32>,
+    #[prost(bool, tag = "25")]
+    pub(crate) has_equality_ids: bool,
+    #[prost(int64, optional, tag = "26")]
+    pub(crate) first_row_id: Option<i64>,
+}
+
+/// A data file the statement's scan planned, with its deletes (indexes into the
+/// [`ChangeWrite`]'s `deletes`).
+#[derive(Clone, PartialEq, Message)]
+pub(super) struct ScanTask {
+    #[prost(message, optional, tag = "1")]
+    pub(super) data_file: Option<DataFile>,
+    #[prost(int64, tag = "2")]
+    pub(super) data_sequence_number: i64,
+    #[prost(uint32, repeated, tag = "3")]
+    pub(super) deletes: Vec<u32>,
+}
+
+/// A delete file that applies to planned data files (its spec id is its `DataFile`'s).
+#[derive(Clone, PartialEq, Message)]
+pub(super) struct DeleteTask {
+    #[prost(message, optional, tag = "1")]
+    pub(super) file: Option<DataFile>,
+    #[prost(int64, tag = "2")]
+    pub(super) data_sequence_number: i64,
+}
+
+/// `IcebergChangeWriteExec`: what writing the files of a row-level statement needs (the
+/// metadata file the worker loads, the statement, the snapshot its rows were read from),
+/// never the commit.
+#[derive(Clone, PartialEq, Message)]
+pub(super) struct ChangeWrite {
+    #[prost(message, optional, tag = "1")]
+    pub(super) io: Option<Io>,
+    #[prost(string, tag = "2")]
+    pub(super) metadata_location: String,
+    /// `icefloe::dml::RowChangeKind`: 1 DELETE, 2 UPDATE, 3 MERGE.
+    #[prost(uint32, tag = "3")]
+    pub(super) kind: u32,
+    /// The schema the rows were read with: the Iceberg schema's JSON.
+    #[prost(string, tag = "4")]
+    pub(super) schema: String,
+    #[prost(int64, optional, tag = "5")]
+    pub(super) base_snapshot: Option<i64>,
+    #[prost(string, tag = "6")]
+    pub(super) statement: String,
+    /// What the names of the statement's files start with.
+    #[prost(string, tag = "7")]
+    pub(super) token: String,
+    /// The tasks the statement's scan planned, when known (the writers need not plan).
+    #[prost(bool, tag = "8")]
+    pub(super) has_scanned: bool,
+    #[prost(message, repeated, tag = "9")]
+    pub(super) scanned: Vec<ScanTask>,
+    /// Their delete files, each once.
+    #[prost(message, repeated, tag = "10")]
+    pub(super) deletes: Vec<DeleteTask>,
+}
+
+/// What one writer of a row-level statement wrote (one row of `IcebergChangeWriteExec`).
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct ChangeReport {
+    #[prost(message, repeated, tag = "1")]
+    pub(crate) data_files: Vec<DataFile>,
+    #[prost(message, repeated, tag = "2")]
+    pub(crate) delete_files: Vec<DataFile>,
+    /// The data files the files stand for (see `icefloe::dml::Written::handled`).
+    #[prost(string, repeated, tag = "3")]
+    pub(crate) handled: Vec<String>,
+    #[prost(uint64, tag = "4")]
+    pub(crate) rows: u64,
+    #[prost(uint64, tag = "5")]
+    pub(crate) updated: u64,
+    #[prost(uint64, tag = "6")]
+    pub(crate) inserted: u64,
 }
 
 /// A node's bytes: the format version and the message.

@@ -9,7 +9,7 @@
 //! file written; `IcebergCommitExec` gathers them and commits them as the sink would have (fast
 //! append, or the overwrite), once. A writer that fails deletes the files it wrote; when any
 //! part of the statement fails, the commit node deletes every file reported to it and commits
-//! nothing.
+//! nothing. DELETE, UPDATE and MERGE are split the same way ([`super::changes`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -34,15 +34,17 @@ use futures::StreamExt;
 use prost::Message;
 use tokio::sync::OnceCell;
 
-use super::wire;
+use super::{changes, wire};
+use crate::dml::RowChangeSink;
 use crate::error::{Error, Result};
 use crate::io::FileIO;
-use crate::spec::{DataContentType, FileFormat, Literal, Schema, TableMetadata, Type};
+use crate::spec::{DataContentType, FileFormat, Literal, Schema, TableMetadata};
 use crate::table::Table;
 use crate::write::IcebergSink;
 use crate::write::sink::write_files;
 
-/// The rule that writes an INSERT's data files where its rows are; see the module docs.
+/// The rule that writes the files of an INSERT (see the module docs), DELETE, UPDATE and MERGE
+/// ([`super::changes`]) where their rows are.
 #[derive(Debug, Default)]
 pub struct ParallelWrites;
 
@@ -50,12 +52,20 @@ impl PhysicalOptimizerRule for ParallelWrites {
     fn optimize(
         &self,
         plan: Arc<dyn ExecutionPlan>,
-        _config: &ConfigOptions,
+        config: &ConfigOptions,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         plan.transform_up(|node| {
             let Some(exec) = node.downcast_ref::<DataSinkExec>() else {
                 return Ok(Transformed::no(node));
             };
+            let sink = exec.sink() as &dyn std::any::Any;
+            if let Some(sink) = sink.downcast_ref::<RowChangeSink>() {
+                let partitions = config.execution.target_partitions;
+                return Ok(match changes::parallel(sink, exec.input(), partitions)? {
+                    Some(plan) => Transformed::new(plan, true, TreeNodeRecursion::Jump),
+                    None => Transformed::no(node),
+                });
+            }
             let Some(sink) = (exec.sink() as &dyn std::any::Any).downcast_ref::<IcebergSink>()
             else {
                 return Ok(Transformed::no(node));
@@ -65,7 +75,7 @@ impl PhysicalOptimizerRule for ParallelWrites {
             let token = write.spec.token.clone();
             let gathered = Arc::new(CoalescePartitionsExec::new(Arc::new(write)));
             Ok(Transformed::new(
-                Arc::new(CommitExec::new(gathered, sink, token)),
+                Arc::new(CommitExec::new(gathered, sink, token, Committed::default())),
                 true,
                 TreeNodeRecursion::Jump,
             ))
@@ -84,7 +94,7 @@ impl PhysicalOptimizerRule for ParallelWrites {
 
 /// The input of a sink without the merge into one partition that the sink asked for: each
 /// partition (sorted, for a sorted table) is written by its own writer.
-fn unmerged(input: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
+pub(super) fn unmerged(input: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
     if let Some(merge) = input.downcast_ref::<CoalescePartitionsExec>() {
         return Arc::clone(merge.input());
     }
@@ -273,6 +283,8 @@ pub(crate) struct CommitExec {
     sink: Arc<IcebergSink>,
     /// The writers' [`WriteSpec::token`].
     token: String,
+    /// Set to the answer once the commit happened.
+    committed: Committed,
     properties: Arc<PlanProperties>,
 }
 
@@ -285,7 +297,12 @@ fn count_schema() -> SchemaRef {
 }
 
 impl CommitExec {
-    fn new(input: Arc<dyn ExecutionPlan>, sink: Arc<IcebergSink>, token: String) -> Self {
+    fn new(
+        input: Arc<dyn ExecutionPlan>,
+        sink: Arc<IcebergSink>,
+        token: String,
+        committed: Committed,
+    ) -> Self {
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(count_schema()),
             Partitioning::UnknownPartitioning(1),
@@ -296,6 +313,7 @@ impl CommitExec {
             input,
             sink,
             token,
+            committed,
             properties,
         }
     }
@@ -341,6 +359,7 @@ impl ExecutionPlan for CommitExec {
                 input,
                 Arc::clone(&self.sink),
                 self.token.clone(),
+                Arc::clone(&self.committed),
             ))),
             Err(_) => Err(DataFusionError::Internal(
                 "IcebergCommitExec has one child".into(),
@@ -365,8 +384,9 @@ impl ExecutionPlan for CommitExec {
         let mut input = self.input.execute(0, context)?;
         let sink = Arc::clone(&self.sink);
         let token = self.token.clone();
+        let answered = Arc::clone(&self.committed);
         let committed = async move {
-            let (table, schema, _, _) = sink.files_of();
+            let (table, _, _, _) = sink.files_of();
             let (metadata, io) = (Arc::clone(table.metadata()), table.io().clone());
             let mut files = Vec::new();
             let mut rows = 0u64;
@@ -375,7 +395,7 @@ impl ExecutionPlan for CommitExec {
                 let read = batch.map_err(Error::from).and_then(|batch| {
                     let counts = batch.column(1).as_primitive::<UInt64Type>();
                     rows += counts.values().iter().sum::<u64>();
-                    data_files(&batch, &metadata, schema)
+                    data_files(&batch, &metadata)
                 });
                 match read {
                     Ok(more) => files.extend(more),
@@ -392,6 +412,7 @@ impl ExecutionPlan for CommitExec {
                 return Err(DataFusionError::from(e));
             }
             let count = sink.commit(files, rows).await?;
+            let _ = answered.set(count);
             RecordBatch::try_new(
                 count_schema(),
                 vec![Arc::new(UInt64Array::from(vec![count]))],
@@ -403,6 +424,151 @@ impl ExecutionPlan for CommitExec {
             futures::stream::once(committed),
         )))
     }
+}
+
+/// Whether a statement's commit happened, and its answer (the rows written or changed):
+/// shared by its commit node and the root that reports it ([`CommittedExec`]).
+pub(crate) type Committed = Arc<std::sync::OnceLock<u64>>;
+
+/// The commit cell of the commit node in `plan`, if it has one.
+pub(super) fn committed_of(plan: &Arc<dyn ExecutionPlan>) -> Option<Committed> {
+    if let Some(commit) = plan.downcast_ref::<CommitExec>() {
+        return Some(Arc::clone(&commit.committed));
+    }
+    if let Some(commit) = plan.downcast_ref::<super::changes::ChangeCommitExec>() {
+        return Some(commit.committed());
+    }
+    plan.children().into_iter().find_map(committed_of)
+}
+
+/// The root of a statement that commits on a cluster: its answer, and once the commit has
+/// happened, no error the runtime reports after it. datafusion-distributed collects the
+/// workers' metrics after the answer is out, and a worker lost then fails that collection:
+/// the statement must not be reported failed (and retried, writing its rows twice) when its
+/// commit stands. Such an error is counted in the metric `errors_after_commit`.
+#[derive(Debug)]
+pub(crate) struct CommittedExec {
+    input: Arc<dyn ExecutionPlan>,
+    committed: Committed,
+    metrics: datafusion::physical_plan::metrics::ExecutionPlanMetricsSet,
+}
+
+impl CommittedExec {
+    /// Whether `plan` answers as a commit node does (one `count` column).
+    pub(super) fn answers_like(plan: &Arc<dyn ExecutionPlan>) -> bool {
+        plan.schema().fields() == count_schema().fields()
+    }
+
+    pub(super) fn new(input: Arc<dyn ExecutionPlan>, committed: Committed) -> Self {
+        Self {
+            input,
+            committed,
+            metrics: Default::default(),
+        }
+    }
+}
+
+impl DisplayAs for CommittedExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IcebergCommittedExec")
+    }
+}
+
+impl ExecutionPlan for CommittedExec {
+    fn name(&self) -> &str {
+        "IcebergCommittedExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.input.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+    ) -> DFResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        match <[_; 1]>::try_from(children) {
+            Ok([input]) => Ok(Arc::new(Self {
+                input,
+                committed: Arc::clone(&self.committed),
+                metrics: self.metrics.clone(),
+            })),
+            Err(_) => Err(DataFusionError::Internal(
+                "IcebergCommittedExec has one child".into(),
+            )),
+        }
+    }
+
+    fn metrics(&self) -> Option<datafusion::physical_plan::metrics::MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DFResult<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, context)?;
+        let late = datafusion::physical_plan::metrics::MetricBuilder::new(&self.metrics)
+            .global_counter("errors_after_commit");
+        Ok(answered_by_commit(input, Arc::clone(&self.committed), late))
+    }
+}
+
+/// `input` (a statement's answer) ending at its first error once `committed` is set, with the
+/// commit's answer when `input` had not given it yet; `late` counts those errors.
+pub(super) fn answered_by_commit(
+    input: SendableRecordBatchStream,
+    committed: Committed,
+    late: datafusion::physical_plan::metrics::Count,
+) -> SendableRecordBatchStream {
+    let schema = input.schema();
+    // (input, whether a row was answered); `None` once ended.
+    let state = Some((input, false));
+    let rows = futures::stream::unfold(state, move |state| {
+        let (committed, late) = (Arc::clone(&committed), late.clone());
+        async move {
+            let (mut input, answered) = state?;
+            match input.next().await {
+                Some(Ok(batch)) => {
+                    let answered = answered || batch.num_rows() > 0;
+                    Some((Ok(batch), Some((input, answered))))
+                }
+                Some(Err(e)) => match committed.get() {
+                    None => Some((Err(e), None)),
+                    Some(count) => {
+                        late.add(1);
+                        match answered {
+                            true => None,
+                            false => Some((count_batch(*count), None)),
+                        }
+                    }
+                },
+                None => None,
+            }
+        }
+    });
+    Box::pin(RecordBatchStreamAdapter::new(schema, rows))
+}
+
+/// The answer of a statement: one row, `count`.
+fn count_batch(count: u64) -> DFResult<RecordBatch> {
+    RecordBatch::try_new(
+        count_schema(),
+        vec![Arc::new(UInt64Array::from(vec![count])) as ArrayRef],
+    )
+    .map_err(DataFusionError::from)
 }
 
 /// The files under the table's `data/` whose names start with `prefix`: every file the
@@ -436,19 +602,18 @@ pub(super) async fn statement_files(
 fn data_files(
     batch: &RecordBatch,
     metadata: &TableMetadata,
-    schema: &Schema,
 ) -> Result<Vec<(i32, crate::spec::DataFile)>> {
     let bytes = batch.column(0).as_binary::<i32>();
     (0..bytes.len())
         .map(|i| {
             let file = wire::DataFile::decode(bytes.value(i))
                 .map_err(|e| Error::corrupt("a data file written by a worker", e.to_string()))?;
-            data_file_from_wire(file, metadata, schema)
+            written_file_from_wire(file, DataContentType::Data, metadata)
         })
         .collect()
 }
 
-fn data_file_to_wire(spec_id: i32, file: &crate::spec::DataFile) -> wire::DataFile {
+pub(super) fn data_file_to_wire(spec_id: i32, file: &crate::spec::DataFile) -> wire::DataFile {
     wire::DataFile {
         spec_id,
         content: file.content as i32,
@@ -460,6 +625,11 @@ fn data_file_to_wire(spec_id: i32, file: &crate::spec::DataFile) -> wire::DataFi
             .map(|v| v.as_ref().map(Literal::to_bytes).unwrap_or_default())
             .collect(),
         partition_null: file.partition.iter().map(Option::is_none).collect(),
+        partition_kinds: file
+            .partition
+            .iter()
+            .map(|v| literal_kind(v.as_ref()))
+            .collect(),
         record_count: file.record_count,
         file_size_in_bytes: file.file_size_in_bytes,
         column_sizes: file.column_sizes.iter().map(|(k, v)| (*k, *v)).collect(),
@@ -491,6 +661,12 @@ fn data_file_to_wire(spec_id: i32, file: &crate::spec::DataFile) -> wire::DataFi
         split_offsets: file.split_offsets.clone().unwrap_or_default(),
         sort_order_id: file.sort_order_id,
         key_metadata: file.key_metadata.clone(),
+        referenced_data_file: file.referenced_data_file.clone(),
+        content_offset: file.content_offset,
+        content_size_in_bytes: file.content_size_in_bytes,
+        equality_ids: file.equality_ids.clone().unwrap_or_default(),
+        has_equality_ids: file.equality_ids.is_some(),
+        first_row_id: file.first_row_id,
     }
 }
 
@@ -504,18 +680,49 @@ fn format_name(format: &FileFormat) -> String {
     }
 }
 
-fn data_file_from_wire(
+/// A file a worker wrote (content `content`: Parquet data files, or position deletes in
+/// Parquet or Puffin), refusing any other.
+pub(super) fn written_file_from_wire(
+    file: wire::DataFile,
+    content: DataContentType,
+    metadata: &TableMetadata,
+) -> Result<(i32, crate::spec::DataFile)> {
+    let expected = match content {
+        DataContentType::Data => &["PARQUET"][..],
+        _ => &["PARQUET", "PUFFIN"][..],
+    };
+    if file.content != content as i32 || !expected.contains(&file.file_format.as_str()) {
+        return Err(Error::corrupt(
+            file.file_path.clone(),
+            format!(
+                "a worker reported a file of content {} and format {}, not one it writes as \
+                 {content:?}",
+                file.content, file.file_format
+            ),
+        ));
+    }
+    data_file_from_wire(file, metadata)
+}
+
+/// A data or delete file as it travelled, its partition values read back as they were sent.
+pub(super) fn data_file_from_wire(
     file: wire::DataFile,
     metadata: &TableMetadata,
-    schema: &Schema,
 ) -> Result<(i32, crate::spec::DataFile)> {
     let corrupt = |reason: String| Error::corrupt(file.file_path.clone(), reason);
-    if file.content != DataContentType::Data as i32 || file.file_format != "PARQUET" {
-        return Err(corrupt(format!(
-            "a worker reported a file of content {} and format {}, not a Parquet data file",
-            file.content, file.file_format
-        )));
-    }
+    let content = match file.content {
+        0 => DataContentType::Data,
+        1 => DataContentType::PositionDeletes,
+        2 => DataContentType::EqualityDeletes,
+        other => return Err(corrupt(format!("file content {other}"))),
+    };
+    let format = match file.file_format.as_str() {
+        "PARQUET" => FileFormat::Parquet,
+        "AVRO" => FileFormat::Avro,
+        "ORC" => FileFormat::Orc,
+        "PUFFIN" => FileFormat::Puffin,
+        other => FileFormat::Other(other.to_string()),
+    };
     let spec = metadata
         .partition_specs
         .iter()
@@ -526,38 +733,29 @@ fn data_file_from_wire(
                 file.spec_id
             ))
         })?;
-    let types = spec.partition_type(schema)?;
-    if types.fields.len() != file.partition.len()
-        || file.partition_null.len() != file.partition.len()
-    {
+    let n = file.partition.len();
+    if spec.fields.len() != n || file.partition_null.len() != n || file.partition_kinds.len() != n {
         return Err(corrupt(format!(
-            "{} partition values for a spec of {} fields",
-            file.partition.len(),
-            types.fields.len()
+            "{n} partition values for a spec of {} fields",
+            spec.fields.len()
         )));
     }
-    let mut partition = Vec::with_capacity(file.partition.len());
-    for ((bytes, null), field) in file
+    let mut partition = Vec::with_capacity(n);
+    for ((bytes, null), kind) in file
         .partition
         .iter()
         .zip(&file.partition_null)
-        .zip(&types.fields)
+        .zip(&file.partition_kinds)
     {
-        let Type::Primitive(ty) = &field.field_type else {
-            return Err(corrupt(format!(
-                "partition field {} is not primitive",
-                field.name
-            )));
-        };
         partition.push(match null {
             true => None,
-            false => Some(Literal::from_bytes(ty, bytes).map_err(|e| corrupt(e.to_string()))?),
+            false => Some(literal_from_kind(*kind, bytes).map_err(corrupt)?),
         });
     }
     let mut data = crate::spec::DataFile::new(
-        DataContentType::Data,
+        content,
         file.file_path.clone(),
-        FileFormat::Parquet,
+        format,
         file.record_count,
         file.file_size_in_bytes,
     );
@@ -573,7 +771,66 @@ fn data_file_from_wire(
     if file.has_split_offsets {
         data.split_offsets = Some(file.split_offsets);
     }
+    if file.has_equality_ids {
+        data.equality_ids = Some(file.equality_ids);
+    }
     data.sort_order_id = file.sort_order_id;
     data.key_metadata = file.key_metadata;
+    data.first_row_id = file.first_row_id;
+    data.referenced_data_file = file.referenced_data_file;
+    data.content_offset = file.content_offset;
+    data.content_size_in_bytes = file.content_size_in_bytes;
     Ok((file.spec_id, data))
+}
+
+/// The kind of a partition value on the wire: which [`Literal`] it is (a decimal's scale and
+/// a fixed value's length are not needed to read it back).
+fn literal_kind(value: Option<&Literal>) -> u32 {
+    match value {
+        None => 0,
+        Some(Literal::Boolean(_)) => 1,
+        Some(Literal::Int(_)) => 2,
+        Some(Literal::Long(_)) => 3,
+        Some(Literal::Float(_)) => 4,
+        Some(Literal::Double(_)) => 5,
+        Some(Literal::Decimal(_)) => 6,
+        Some(Literal::Date(_)) => 7,
+        Some(Literal::Time(_)) => 8,
+        Some(Literal::Timestamp(_)) => 9,
+        Some(Literal::Timestamptz(_)) => 10,
+        Some(Literal::TimestampNs(_)) => 11,
+        Some(Literal::TimestamptzNs(_)) => 12,
+        Some(Literal::String(_)) => 13,
+        Some(Literal::Uuid(_)) => 14,
+        Some(Literal::Fixed(_)) => 15,
+        Some(Literal::Binary(_)) => 16,
+    }
+}
+
+/// The partition value of kind `kind` (see [`literal_kind`]) in `bytes`.
+fn literal_from_kind(kind: u32, bytes: &[u8]) -> std::result::Result<Literal, String> {
+    use crate::spec::PrimitiveType as P;
+    let ty = match kind {
+        1 => P::Boolean,
+        2 => P::Int,
+        3 => P::Long,
+        4 => P::Float,
+        5 => P::Double,
+        6 => P::Decimal {
+            precision: 38,
+            scale: 0,
+        },
+        7 => P::Date,
+        8 => P::Time,
+        9 => P::Timestamp,
+        10 => P::Timestamptz,
+        11 => P::TimestampNs,
+        12 => P::TimestamptzNs,
+        13 => P::String,
+        14 => P::Uuid,
+        15 => P::Fixed(bytes.len() as u64),
+        16 => P::Binary,
+        other => return Err(format!("a partition value of unknown kind {other}")),
+    };
+    Literal::from_bytes(&ty, bytes).map_err(|e| e.to_string())
 }

@@ -150,7 +150,7 @@ impl Inherited {
 /// rows is changed (only that column); the files are those the statement's scan planned,
 /// else those of the snapshot it read (planned on the first changed row).
 pub(crate) struct ChangedRowIds {
-    change: super::RowChange,
+    change: super::RowWrites,
     /// The lineage schema's Arrow form: the table's columns, then the two lineage columns.
     arrow_schema: SchemaRef,
     /// Each data file's `first_row_id` and `file_size_in_bytes`, by `file_path` (planned
@@ -162,7 +162,7 @@ pub(crate) struct ChangedRowIds {
 
 impl ChangedRowIds {
     /// For the rows `change` changes, written in the schema [`with_lineage_columns`] gives.
-    pub(crate) fn new(change: &super::RowChange) -> Result<Self> {
+    pub(crate) fn new(change: &super::RowWrites) -> Result<Self> {
         let schema = with_lineage_columns(&change.schema);
         Ok(Self {
             change: change.clone(),

@@ -20,6 +20,11 @@
 //! read. Nothing is committed when no row changes. A failure at any point deletes what the
 //! statement wrote and commits nothing (but after [`Error::CommitStateUnknown`], when the
 //! commit may have happened).
+//!
+//! The sink runs in two halves: `RowWrites` writes the files of the rows it is given (in any
+//! process: it needs no catalog) and returns them as `Written`; the sink's commit turns them
+//! into the [`RowDelta`]. On a cluster each worker runs the first half for its share of the
+//! rows and the coordinator the second (`icefloe::distributed`, feature `distributed`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -55,7 +60,8 @@ use crate::table::Table;
 use crate::to_arrow::schema_to_arrow;
 use crate::transaction::{Isolation, RowDelta, WriteTarget, delete_all};
 use crate::write::{
-    AppendWriter, DeletionVector, OnCommit, write_deletion_vectors, write_position_deletes,
+    AppendWriter, DeletionVector, OnCommit, write_deletion_vectors_named,
+    write_position_deletes_named,
 };
 
 pub(crate) mod lineage;
@@ -159,23 +165,546 @@ impl fmt::Debug for RowChange {
 }
 
 impl RowChange {
-    fn name(&self) -> String {
+    /// The statement and its table, for messages (`DELETE db.t`).
+    pub(crate) fn name(&self) -> String {
         format!("{} {}", self.kind.statement(), self.target.name())
     }
 
     /// The write mode, from the table's properties (merge-on-read needs a v2 or v3 table).
     pub fn mode(&self) -> Result<RowLevelMode> {
-        let metadata = self.table.metadata();
-        let mode = self.kind.mode_property().get(metadata.as_ref())?;
-        if mode == RowLevelMode::MergeOnRead && metadata.format_version == FormatVersion::V1 {
-            return Err(Error::Unsupported(format!(
-                "{}: merge-on-read needs a v2 or v3 table (delete files), this one is v1; \
-                 set {} to copy-on-write or upgrade the table",
-                self.name(),
-                self.kind.mode_property().key()
-            )));
+        mode_of(self.kind, &self.table, &self.name())
+    }
+
+    /// What writing the statement's files needs (named with a uuid alone).
+    pub(crate) fn writes(&self) -> RowWrites {
+        RowWrites {
+            kind: self.kind,
+            table: self.table.clone(),
+            schema: self.schema.clone(),
+            base_snapshot: self.base_snapshot,
+            scanned_files: self.scanned_files.clone(),
+            name: self.name(),
+            file_prefix: String::new(),
         }
-        Ok(mode)
+    }
+}
+
+/// The write mode of statement `kind` (named `name`) on `table`.
+fn mode_of(kind: RowChangeKind, table: &Table, name: &str) -> Result<RowLevelMode> {
+    let metadata = table.metadata();
+    let mode = kind.mode_property().get(metadata.as_ref())?;
+    if mode == RowLevelMode::MergeOnRead && metadata.format_version == FormatVersion::V1 {
+        return Err(Error::Unsupported(format!(
+            "{name}: merge-on-read needs a v2 or v3 table (delete files), this one is v1; \
+             set {} to copy-on-write or upgrade the table",
+            kind.mode_property().key()
+        )));
+    }
+    Ok(mode)
+}
+
+/// What writing the files of a row-level statement needs, in any process (no catalog, no
+/// commit): the version of the table its rows were read from, and how its files are named.
+/// [`RowChangeSink`] writes a whole statement with one; across processes each writer of a
+/// share of the rows has its own (`distributed::write`).
+#[derive(Clone)]
+pub(crate) struct RowWrites {
+    pub(crate) kind: RowChangeKind,
+    pub(crate) table: Table,
+    /// The schema the rows were read with.
+    pub(crate) schema: Schema,
+    pub(crate) base_snapshot: Option<i64>,
+    /// See [`RowChange::scanned_files`].
+    pub(crate) scanned_files: Option<Vec<FileScanTask>>,
+    /// The statement, for messages (`DELETE db.t`).
+    pub(crate) name: String,
+    /// What the names of the files written start with (before their uuid).
+    pub(crate) file_prefix: String,
+}
+
+/// The files a writer of a row-level statement wrote, and the rows they account for.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// Data files: the new rows (UPDATE, MERGE), then the copies (copy-on-write).
+    pub(crate) data_files: Vec<(i32, DataFile)>,
+    /// Position delete files or deletion vectors (merge-on-read).
+    pub(crate) delete_files: Vec<(i32, DataFile)>,
+    /// The data files these files stand for: replaced by their copies (copy-on-write), or
+    /// deleted from (merge-on-read).
+    pub(crate) handled: Vec<FileScanTask>,
+    /// Rows changed (deleted or updated).
+    pub(crate) rows: u64,
+    /// Of `rows`, those updated.
+    pub(crate) updated: u64,
+    /// Rows inserted (MERGE).
+    pub(crate) inserted: u64,
+}
+
+impl Written {
+    /// The locations of every file written.
+    pub(crate) fn paths(&self) -> Vec<String> {
+        self.data_files
+            .iter()
+            .chain(&self.delete_files)
+            .map(|(_, f)| f.file_path.clone())
+            .collect()
+    }
+}
+
+impl RowWrites {
+    /// The write mode (see [`RowChange::mode`]).
+    pub(crate) fn mode(&self) -> Result<RowLevelMode> {
+        mode_of(self.kind, &self.table, &self.name)
+    }
+
+    /// Writes the files of the changed rows in `data` (`width` columns, laid out as
+    /// [`RowChangeKind`] says): the new rows, and for each data file with a changed row its
+    /// copy without them (copy-on-write) or the delete files that delete them (merge-on-read).
+    /// Every changed row of a data file must be in `data` (a writer sees all of a file's).
+    ///
+    /// With `carry_vectors` (the whole statement's rows), the deletion vectors that share a
+    /// Puffin file with a replaced one are rewritten too (see [`Self::affected`]). After a
+    /// failure no file written is left.
+    pub(crate) async fn write(
+        &self,
+        data: SendableRecordBatchStream,
+        width: usize,
+        carry_vectors: bool,
+        context: &Arc<TaskContext>,
+    ) -> Result<Written> {
+        let mode = self.mode()?;
+        let io = self.table.io();
+        let metadata = Arc::clone(self.table.metadata());
+        let schema = match lineage::carries_lineage(&metadata) {
+            true => lineage::with_lineage_columns(&self.schema),
+            false => self.schema.clone(),
+        };
+        let mut writer =
+            AppendWriter::new(io, &metadata, &schema)?.with_file_prefix(self.file_prefix.clone());
+        let gathered = match self.gather(data, width, &mut writer).await {
+            Ok(gathered) => gathered,
+            Err(e) => {
+                writer.abort().await;
+                return Err(e);
+            }
+        };
+        let whole_vectors = carry_vectors
+            && mode == RowLevelMode::MergeOnRead
+            && metadata.format_version == FormatVersion::V3;
+        let replaced = async {
+            let tasks = self.affected(&gathered, whole_vectors).await?;
+            let (copies, deletes) = self.replace(&tasks, &gathered, mode, context).await?;
+            Ok::<_, Error>((tasks, copies, deletes))
+        }
+        .await;
+        let (handled, copies, delete_files) = match replaced {
+            Ok(replaced) => replaced,
+            Err(e) => {
+                writer.abort().await;
+                return Err(e);
+            }
+        };
+        let data_files = match writer.finish().await {
+            Ok(mut files) => {
+                files.extend(copies);
+                files
+            }
+            Err(e) => {
+                let paths: Vec<String> = copies
+                    .iter()
+                    .chain(&delete_files)
+                    .map(|(_, f)| f.file_path.clone())
+                    .collect();
+                delete_all(io, &paths).await;
+                return Err(e);
+            }
+        };
+        Ok(Written {
+            data_files,
+            delete_files,
+            handled,
+            rows: gathered.rows,
+            updated: gathered.updated,
+            inserted: gathered.inserted,
+        })
+    }
+
+    #[cfg(feature = "distributed")]
+    /// Rewrites the deletion vectors of `tasks` as they are (no new position: files that share
+    /// a Puffin file with a vector other writers replaced); returns the delete files written.
+    pub(crate) async fn carry_vectors(
+        &self,
+        tasks: &[FileScanTask],
+        context: &Arc<TaskContext>,
+    ) -> Result<Vec<(i32, DataFile)>> {
+        let none = Gathered::default();
+        let (_, deletes) = self
+            .replace(tasks, &none, RowLevelMode::MergeOnRead, context)
+            .await?;
+        Ok(deletes)
+    }
+
+    /// Reads the changed rows: their positions per data file, and (UPDATE, MERGE) their new
+    /// values into `writer`.
+    async fn gather(
+        &self,
+        mut data: SendableRecordBatchStream,
+        width: usize,
+        writer: &mut AppendWriter,
+    ) -> Result<Gathered> {
+        let identity = match self.kind {
+            RowChangeKind::Truncate => None,
+            RowChangeKind::Merge => width.checked_sub(3),
+            RowChangeKind::Delete | RowChangeKind::Update => width.checked_sub(2),
+        };
+        let Some(file_column) = identity else {
+            // TRUNCATE: no rows are read.
+            return Ok(Gathered::default());
+        };
+        let pos_column = file_column + 1;
+        let name = &self.name;
+        let values_of = |batch: &RecordBatch| {
+            batch
+                .project(&(0..file_column).collect::<Vec<_>>())
+                .map_err(|e| Error::invalid(name, e))
+        };
+        let arrow_schema = Arc::new(schema_to_arrow(&self.schema)?);
+        // v3: the new rows carry the lineage of the rows they replace.
+        let mut lineage = match lineage::carries_lineage(self.table.metadata()) {
+            true => Some(lineage::ChangedRowIds::new(self)?),
+            false => None,
+        };
+        let mut gathered = Gathered::default();
+        let twice = || {
+            Error::invalid(
+                name,
+                "a row of the table was matched by more than one row of the statement's \
+                 source; each row can be changed once",
+            )
+        };
+        while let Some(batch) = data.next().await {
+            let batch = batch?;
+            match self.kind {
+                RowChangeKind::Merge => {
+                    let actions = action_codes(&batch, pos_column + 1)?;
+                    let changes = BooleanArray::from_iter(
+                        actions
+                            .iter()
+                            .map(|a| Some(*a == ACTION_UPDATE || *a == ACTION_DELETE)),
+                    );
+                    let changed = filter_record_batch(&batch, &changes)
+                        .map_err(|e| Error::invalid(name, e))?;
+                    if gathered.add(&changed, file_column, pos_column)? != changed.num_rows() {
+                        return Err(twice());
+                    }
+                    let written = BooleanArray::from_iter(
+                        actions
+                            .iter()
+                            .map(|a| Some(*a == ACTION_UPDATE || *a == ACTION_INSERT)),
+                    );
+                    let rows = filter_record_batch(&batch, &written)
+                        .map_err(|e| Error::invalid(name, e))?;
+                    gathered.inserted +=
+                        actions.iter().filter(|a| **a == ACTION_INSERT).count() as u64;
+                    gathered.updated +=
+                        actions.iter().filter(|a| **a == ACTION_UPDATE).count() as u64;
+                    if rows.num_rows() > 0 {
+                        let values = values_of(&rows)?;
+                        let mut values =
+                            crate::write::conform(values, &arrow_schema, name, "merged")?;
+                        if let Some(lineage) = &mut lineage {
+                            let (files, positions) =
+                                (rows.column(file_column), rows.column(pos_column));
+                            values = lineage.attach(values, files, positions).await?;
+                        }
+                        writer.write(&values).await?;
+                    }
+                }
+                RowChangeKind::Update => {
+                    if gathered.add(&batch, file_column, pos_column)? != batch.num_rows() {
+                        return Err(twice());
+                    }
+                    gathered.updated += batch.num_rows() as u64;
+                    let mut values =
+                        crate::write::conform(values_of(&batch)?, &arrow_schema, name, "updated")?;
+                    if let Some(lineage) = &mut lineage {
+                        let (files, positions) =
+                            (batch.column(file_column), batch.column(pos_column));
+                        values = lineage.attach(values, files, positions).await?;
+                    }
+                    writer.write(&values).await?;
+                }
+                _ => {
+                    gathered.add(&batch, file_column, pos_column)?;
+                }
+            }
+        }
+        Ok(gathered)
+    }
+
+    /// The files that stand for the changed rows of `tasks`' data files: their copies
+    /// (copy-on-write: `(copies, [])`) or delete files (merge-on-read: `([], deletes)`).
+    /// After a failure none are left.
+    async fn replace(
+        &self,
+        tasks: &[FileScanTask],
+        gathered: &Gathered,
+        mode: RowLevelMode,
+        context: &Arc<TaskContext>,
+    ) -> Result<(Vec<(i32, DataFile)>, Vec<(i32, DataFile)>)> {
+        if tasks.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let io = self.table.io();
+        let metadata = self.table.metadata();
+        match (mode, metadata.format_version) {
+            (RowLevelMode::CopyOnWrite, _) => {
+                let existing = deleted_positions(io, tasks).await?;
+                let mut rewrite = Vec::new();
+                for task in tasks {
+                    let path = &task.data_file.file_path;
+                    let mut gone = gathered.positions.get(path).cloned().unwrap_or_default();
+                    if let Some(already) = existing.get(&location_key(io, path)) {
+                        gone |= already;
+                    }
+                    let rows = u64::try_from(task.data_file.record_count).unwrap_or(0);
+                    if gone.len() < rows {
+                        rewrite.push(task.clone());
+                    }
+                }
+                Ok((self.rewrite(rewrite, gathered, context).await?, Vec::new()))
+            }
+            (RowLevelMode::MergeOnRead, FormatVersion::V3) => {
+                let existing = deleted_positions(io, tasks).await?;
+                // One vector per data file: the earlier one and the position deletes of this
+                // file alone are merged into it (and go in the commit).
+                let vectors: Vec<DeletionVector> = tasks
+                    .iter()
+                    .map(|task| {
+                        let path = &task.data_file.file_path;
+                        let mut positions =
+                            gathered.positions.get(path).cloned().unwrap_or_default();
+                        if let Some(already) = existing.get(&location_key(io, path)) {
+                            positions |= already;
+                        }
+                        DeletionVector {
+                            data_file: path.clone(),
+                            spec_id: task.partition_spec_id,
+                            partition: task.data_file.partition.clone(),
+                            positions,
+                        }
+                    })
+                    .collect();
+                let files =
+                    write_deletion_vectors_named(io, metadata, &vectors, &self.file_prefix).await?;
+                Ok((Vec::new(), files))
+            }
+            (RowLevelMode::MergeOnRead, _) => {
+                // One delete file per partition: keyed by spec and the tuple's text, ordered
+                // once per data file.
+                let mut by_partition: BTreeMap<(i32, String), PartitionDeletes> = BTreeMap::new();
+                for task in tasks {
+                    let path = &task.data_file.file_path;
+                    if let Some(deleted) = gathered.positions.get(path) {
+                        let partition = &task.data_file.partition;
+                        let key = (task.partition_spec_id, format!("{partition:?}"));
+                        by_partition
+                            .entry(key)
+                            .or_insert_with(|| (partition.clone(), BTreeMap::new()))
+                            .1
+                            .insert(path.clone(), deleted.clone());
+                    }
+                }
+                // Each file written in a task of its own.
+                let mut writes = tokio::task::JoinSet::new();
+                for (order, ((spec_id, _), (partition, deletes))) in
+                    by_partition.into_iter().enumerate()
+                {
+                    let (io, metadata) = (io.clone(), Arc::clone(metadata));
+                    let prefix = self.file_prefix.clone();
+                    writes.spawn(async move {
+                        let file = write_position_deletes_named(
+                            &io, &metadata, spec_id, &partition, &deletes, &prefix,
+                        )
+                        .await;
+                        file.map(|f| (order, spec_id, f))
+                    });
+                }
+                let (mut files, failure) = join_all(writes, &self.name).await;
+                if let Some(e) = failure {
+                    let paths: Vec<String> =
+                        files.iter().map(|(_, _, f)| f.file_path.clone()).collect();
+                    delete_all(io, &paths).await;
+                    return Err(e);
+                }
+                // In the order of the partitions (the commit's manifests list them so).
+                files.sort_by_key(|(order, _, _)| *order);
+                let files = files.into_iter().map(|(_, spec, f)| (spec, f)).collect();
+                Ok((Vec::new(), files))
+            }
+        }
+    }
+
+    /// The planned tasks (data file, spec, deletes) of the data files with changed rows.
+    ///
+    /// With `whole_vectors` (merge-on-read on v3), also the data files whose deletion vectors
+    /// share a Puffin file with one the change replaces: their vectors are carried into the
+    /// new Puffin file, so that no live Puffin file holds a replaced vector (readers that read
+    /// a whole Puffin file, as PyIceberg 0.12 does, would apply the stale one).
+    async fn affected(
+        &self,
+        gathered: &Gathered,
+        whole_vectors: bool,
+    ) -> Result<Vec<FileScanTask>> {
+        let changed: HashSet<&str> = gathered.positions.keys().map(String::as_str).collect();
+        self.tasks_of(&changed, whole_vectors).await
+    }
+
+    /// The planned tasks of the data files `changed` (see [`Self::affected`]).
+    pub(crate) async fn tasks_of(
+        &self,
+        changed: &HashSet<&str>,
+        whole_vectors: bool,
+    ) -> Result<Vec<FileScanTask>> {
+        if changed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(snapshot) = self
+            .base_snapshot
+            .and_then(|id| self.table.metadata().snapshot_by_id(id))
+        else {
+            return Err(Error::invalid(
+                &self.name,
+                "rows were read from a table without a snapshot",
+            ));
+        };
+        let is_changed = |t: &FileScanTask| changed.contains(t.data_file.file_path.as_str());
+        let vector_files = |t: &FileScanTask| -> Vec<String> {
+            t.deletes
+                .iter()
+                .filter(|d| d.is_deletion_vector())
+                .map(|d| d.file.file_path.clone())
+                .collect()
+        };
+        // The scan's own tasks, when they hold every changed file and no deletion vector that
+        // shares a Puffin file with others needs carrying over; else the snapshot's.
+        let scanned = self.scanned_files.as_ref().filter(|tasks| {
+            let found: Vec<&FileScanTask> = tasks.iter().filter(|t| is_changed(t)).collect();
+            found.len() == changed.len()
+                && !(whole_vectors && found.iter().any(|t| !vector_files(t).is_empty()))
+        });
+        let tasks = match scanned {
+            Some(tasks) => tasks.clone(),
+            None => plan_files(self.table.io(), self.table.metadata(), snapshot).await?,
+        };
+        let replaced: HashSet<String> = match whole_vectors {
+            true => tasks
+                .iter()
+                .filter(|t| is_changed(t))
+                .flat_map(vector_files)
+                .collect(),
+            false => HashSet::new(),
+        };
+        let mut affected: Vec<FileScanTask> = Vec::new();
+        let mut found = 0;
+        for task in tasks {
+            if is_changed(&task) {
+                found += 1;
+                affected.push(task);
+            } else if vector_files(&task).iter().any(|p| replaced.contains(p)) {
+                affected.push(task);
+            }
+        }
+        if found != changed.len() {
+            let known: HashSet<&str> = affected
+                .iter()
+                .map(|t| t.data_file.file_path.as_str())
+                .collect();
+            let unknown = changed
+                .iter()
+                .find(|p| !known.contains(*p))
+                .copied()
+                .unwrap_or_default();
+            return Err(Error::invalid(
+                &self.name,
+                format_args!(
+                    "a changed row names data file {unknown}, which is not live in snapshot {}",
+                    snapshot.snapshot_id
+                ),
+            ));
+        }
+        Ok(affected)
+    }
+
+    /// Copy-on-write: writes the rows of `tasks` that the statement did not change (existing
+    /// deletes applied by the scan) into new data files: one scan of them all, each of its
+    /// partitions copied by a writer of its own in a task of its own (so files are encoded in
+    /// parallel). Returns the files written; after a failure none are left.
+    async fn rewrite(
+        &self,
+        tasks: Vec<FileScanTask>,
+        gathered: &Gathered,
+        context: &Arc<TaskContext>,
+    ) -> Result<Vec<(i32, DataFile)>> {
+        if tasks.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Twice as many copies as the session runs at once (fewer when there are fewer files):
+        // while one waits or finishes early another keeps its core busy, and at most two row
+        // groups per core are held in memory.
+        let config = context.session_config();
+        let copies = tasks.len().clamp(1, 2 * config.target_partitions().max(1));
+        let state = SessionStateBuilder::new()
+            .with_config(config.clone().with_target_partitions(copies))
+            .with_runtime_env(context.runtime_env())
+            .build();
+        let changed: HashMap<String, RoaringTreemap> = tasks
+            .iter()
+            .filter_map(|t| {
+                let path = &t.data_file.file_path;
+                Some((path.clone(), gathered.positions.get(path)?.clone()))
+            })
+            .collect();
+        let changed = Arc::new(Gathered {
+            positions: changed,
+            ..Gathered::default()
+        });
+        // v3: the copies keep their rows' lineage (see the `lineage` module).
+        let lineage = lineage::carries_lineage(self.table.metadata())
+            .then(|| lineage::Inherited::new(&tasks));
+        let schema = match lineage {
+            Some(_) => lineage::with_lineage_columns(&self.schema),
+            None => self.schema.clone(),
+        };
+        let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
+        let input = ScanInput {
+            table: &self.table,
+            schema: &schema,
+            arrow_schema,
+            tasks,
+            stats: PlanStats::default(),
+            row_ids: true,
+            distinct_counts: Vec::new(),
+        };
+        let plan = build_exec(&state, input, None, &[], None).await?;
+        let io = self.table.io();
+        let metadata = self.table.metadata();
+        let mut copies = tokio::task::JoinSet::new();
+        for partition in 0..plan.output_partitioning().partition_count() {
+            let rows = plan.execute(partition, state.task_ctx())?;
+            let writer = AppendWriter::new(io, metadata, &schema)?
+                .with_file_prefix(self.file_prefix.clone());
+            let (changed, name) = (Arc::clone(&changed), self.name.clone());
+            copies.spawn(copy_unchanged(rows, changed, lineage.clone(), writer, name));
+        }
+        let (files, failure) = join_all(copies, &self.name).await;
+        let files: Vec<(i32, DataFile)> = files.into_iter().flatten().collect();
+        if let Some(e) = failure {
+            let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
+            delete_all(io, &paths).await;
+            return Err(e);
+        }
+        Ok(files)
     }
 }
 
@@ -186,6 +715,7 @@ impl RowChange {
 /// Metrics (EXPLAIN ANALYZE): `rows_changed` (the count returned), `rows_deleted`,
 /// `rows_updated`, `rows_inserted`, `data_files_removed`, `data_files_written`,
 /// `delete_files_written`, `bytes_written`, `commit_time`.
+#[derive(Clone)]
 pub struct RowChangeSink {
     change: RowChange,
     input_schema: SchemaRef,
@@ -210,218 +740,71 @@ impl RowChangeSink {
         }
     }
 
+    /// The statement.
+    #[cfg(feature = "distributed")]
+    pub(crate) fn change(&self) -> &RowChange {
+        &self.change
+    }
+
     async fn run(
         &self,
         data: SendableRecordBatchStream,
         context: &Arc<TaskContext>,
     ) -> Result<u64> {
-        let change = &self.change;
-        let mode = change.mode()?;
-        let io = change.table.io().clone();
-        let metadata = Arc::clone(change.table.metadata());
-        let mut writer = match lineage::carries_lineage(&metadata) {
-            true => AppendWriter::new(
-                &io,
-                &metadata,
-                &lineage::with_lineage_columns(&change.schema),
-            )?,
-            false => AppendWriter::new(&io, &metadata, &change.schema)?,
-        };
-        let gathered = match self.gather(data, &mut writer).await {
-            Ok(gathered) => gathered,
-            Err(e) => {
-                writer.abort().await;
-                return Err(e);
+        let width = self.input_schema.fields().len();
+        let written = self
+            .change
+            .writes()
+            .write(data, width, true, context)
+            .await?;
+        self.commit(written).await
+    }
+
+    /// Commits `written` (every file of the statement) and the files the change removes by
+    /// metadata as one [`RowDelta`] to the branch; returns the rows changed. Commits nothing
+    /// when no row changes. A failure deletes `written`'s files (but not after
+    /// [`Error::CommitStateUnknown`], when the commit may have happened).
+    pub(crate) async fn commit(&self, written: Written) -> Result<u64> {
+        let paths = written.paths();
+        let io = self.change.table.io();
+        match self.commit_written(written).await {
+            // Nothing committed: any file written is unreferenced.
+            Ok(0) => {
+                delete_all(io, &paths).await;
+                Ok(0)
             }
-        };
-        if gathered.is_empty() && change.whole_files.is_empty() {
-            writer.abort().await;
-            return Ok(0);
-        }
-        let (updated, inserted) = (gathered.updated, gathered.inserted);
-        let result = self.apply(gathered, writer, mode, &io, context).await;
-        let (delta, written, changed) = match result {
-            Ok(applied) => applied,
-            Err((e, written)) => {
-                delete_all(&io, &written).await;
-                return Err(e);
-            }
-        };
-        if delta.is_empty() {
-            return Ok(0);
-        }
-        let metric = |name: &'static str| MetricBuilder::new(&self.metrics).global_counter(name);
-        let timer = MetricBuilder::new(&self.metrics).subset_time("commit_time", 0);
-        let started = timer.timer();
-        let committed = change
-            .target
-            .transaction(change.table.clone())
-            .with_action(delta)
-            .commit()
-            .await;
-        started.done();
-        match committed {
-            Ok(table) => {
-                let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-                metric("rows_changed").add(count(changed));
-                metric("rows_updated").add(count(updated));
-                metric("rows_inserted").add(count(inserted));
-                metric("rows_deleted").add(count(changed - updated - inserted));
-                if let Some(f) = &change.on_commit {
-                    f(&table);
-                }
-                Ok(changed)
-            }
+            Ok(changed) => Ok(changed),
             Err(e @ Error::CommitStateUnknown { .. }) => Err(e),
             Err(e) => {
-                delete_all(&io, &written).await;
+                delete_all(io, &paths).await;
                 Err(e)
             }
         }
     }
 
-    /// Reads the changed rows: their positions per data file, and (UPDATE) their new values
-    /// into `writer`.
-    async fn gather(
-        &self,
-        mut data: SendableRecordBatchStream,
-        writer: &mut AppendWriter,
-    ) -> Result<Gathered> {
+    async fn commit_written(&self, written: Written) -> Result<u64> {
         let change = &self.change;
-        let width = self.input_schema.fields().len();
-        let identity = match change.kind {
-            RowChangeKind::Truncate => None,
-            RowChangeKind::Merge => width.checked_sub(3),
-            RowChangeKind::Delete | RowChangeKind::Update => width.checked_sub(2),
-        };
-        let Some(file_column) = identity else {
-            // TRUNCATE: no rows are read.
-            return Ok(Gathered::default());
-        };
-        let pos_column = file_column + 1;
-        let values_of = |batch: &RecordBatch| {
-            batch
-                .project(&(0..file_column).collect::<Vec<_>>())
-                .map_err(|e| Error::invalid(change.name(), e))
-        };
-        let arrow_schema = Arc::new(schema_to_arrow(&change.schema)?);
-        // v3: the new rows carry the lineage of the rows they replace.
-        let mut lineage = match lineage::carries_lineage(change.table.metadata()) {
-            true => Some(lineage::ChangedRowIds::new(change)?),
-            false => None,
-        };
-        let mut gathered = Gathered::default();
-        let name = change.name();
-        let twice = || {
-            Error::invalid(
-                change.name(),
-                "a row of the table was matched by more than one row of the statement's \
-                 source; each row can be changed once",
-            )
-        };
-        while let Some(batch) = data.next().await {
-            let batch = batch?;
-            match change.kind {
-                RowChangeKind::Merge => {
-                    let actions = action_codes(&batch, pos_column + 1)?;
-                    let changes = BooleanArray::from_iter(
-                        actions
-                            .iter()
-                            .map(|a| Some(*a == ACTION_UPDATE || *a == ACTION_DELETE)),
-                    );
-                    let changed = filter_record_batch(&batch, &changes)
-                        .map_err(|e| Error::invalid(&name, e))?;
-                    if gathered.add(&changed, file_column, pos_column)? != changed.num_rows() {
-                        return Err(twice());
-                    }
-                    let written = BooleanArray::from_iter(
-                        actions
-                            .iter()
-                            .map(|a| Some(*a == ACTION_UPDATE || *a == ACTION_INSERT)),
-                    );
-                    let rows = filter_record_batch(&batch, &written)
-                        .map_err(|e| Error::invalid(&name, e))?;
-                    gathered.inserted +=
-                        actions.iter().filter(|a| **a == ACTION_INSERT).count() as u64;
-                    gathered.updated +=
-                        actions.iter().filter(|a| **a == ACTION_UPDATE).count() as u64;
-                    if rows.num_rows() > 0 {
-                        let values = values_of(&rows)?;
-                        let mut values =
-                            crate::write::conform(values, &arrow_schema, &name, "merged")?;
-                        if let Some(lineage) = &mut lineage {
-                            let (files, positions) =
-                                (rows.column(file_column), rows.column(pos_column));
-                            values = lineage.attach(values, files, positions).await?;
-                        }
-                        writer.write(&values).await?;
-                    }
-                }
-                RowChangeKind::Update => {
-                    if gathered.add(&batch, file_column, pos_column)? != batch.num_rows() {
-                        return Err(twice());
-                    }
-                    gathered.updated += batch.num_rows() as u64;
-                    let mut values =
-                        crate::write::conform(values_of(&batch)?, &arrow_schema, &name, "updated")?;
-                    if let Some(lineage) = &mut lineage {
-                        let (files, positions) =
-                            (batch.column(file_column), batch.column(pos_column));
-                        values = lineage.attach(values, files, positions).await?;
-                    }
-                    writer.write(&values).await?;
-                }
-                _ => {
-                    gathered.add(&batch, file_column, pos_column)?;
-                }
-            }
+        let no_rows = written.rows == 0 && written.inserted == 0;
+        if no_rows && change.whole_files.is_empty() {
+            return Ok(0);
         }
-        Ok(gathered)
-    }
-
-    /// Turns the gathered positions into files and the [`RowDelta`]. Errors come with the
-    /// files written so far (to delete).
-    async fn apply(
-        &self,
-        gathered: Gathered,
-        writer: AppendWriter,
-        mode: RowLevelMode,
-        io: &FileIO,
-        context: &Arc<TaskContext>,
-    ) -> std::result::Result<(RowDelta, Vec<String>, u64), (Error, Vec<String>)> {
-        let change = &self.change;
-        let no_files = |e: Error| (e, Vec::new());
+        let mode = change.mode()?;
+        let io = change.table.io();
         let isolation = change
             .kind
             .isolation_property()
             .get(change.table.metadata().as_ref())
-            .and_then(Isolation::parse)
-            .map_err(no_files)?;
+            .and_then(Isolation::parse)?;
         let mut delta = RowDelta::new(change.base_snapshot)
             .to_branch(change.branch.clone())
             .isolation(isolation);
         if let Some(condition) = &change.condition {
             delta = delta.conflict_filter(condition.clone());
         }
-        let whole_vectors = mode == RowLevelMode::MergeOnRead
-            && change.table.metadata().format_version == FormatVersion::V3;
-        let tasks = match self.affected(&gathered, whole_vectors).await {
-            Ok(tasks) => tasks,
-            Err(e) => {
-                writer.abort().await;
-                return Err(no_files(e));
-            }
-        };
-        let mut changed = gathered.rows + gathered.inserted;
+        let mut changed = written.rows + written.inserted;
         // Files removed whole, by metadata: their live rows count as changed.
         let whole: Vec<&FileScanTask> = change.whole_files.iter().collect();
-        let existing = match deleted_positions(io, &whole).await {
-            Ok(existing) => existing,
-            Err(e) => {
-                writer.abort().await;
-                return Err(no_files(e));
-            }
-        };
+        let existing = deleted_positions(io, &whole).await?;
         for task in &whole {
             let already = existing
                 .get(&location_key(io, &task.data_file.file_path))
@@ -436,310 +819,64 @@ impl RowChangeSink {
             };
             delta = remove_with_deletes(delta, task, scope);
         }
-        let mut written: Vec<String> = Vec::new();
-        let mut rewritten: Vec<(i32, DataFile)> = Vec::new();
-        match mode {
-            RowLevelMode::CopyOnWrite => {
-                let existing = match deleted_positions(io, &tasks).await {
-                    Ok(existing) => existing,
-                    Err(e) => {
-                        writer.abort().await;
-                        return Err(no_files(e));
-                    }
-                };
-                let mut rewrite = Vec::new();
-                for task in &tasks {
-                    let path = &task.data_file.file_path;
-                    let mut gone = gathered.positions.get(path).cloned().unwrap_or_default();
-                    if let Some(already) = existing.get(&location_key(io, path)) {
-                        gone |= already;
-                    }
-                    let rows = u64::try_from(task.data_file.record_count).unwrap_or(0);
-                    if gone.len() < rows {
-                        rewrite.push((*task).clone());
-                    }
-                    delta = remove_with_deletes(delta, task, DeleteScope::Referenced);
+        let v3 = change.table.metadata().format_version == FormatVersion::V3;
+        for task in &written.handled {
+            delta = match mode {
+                RowLevelMode::CopyOnWrite => {
+                    remove_with_deletes(delta, task, DeleteScope::Referenced)
                 }
-                match self.rewrite(rewrite, &gathered, context).await {
-                    Ok(files) => {
-                        written.extend(files.iter().map(|(_, f)| f.file_path.clone()));
-                        rewritten = files;
+                RowLevelMode::MergeOnRead => {
+                    let mut delta = delta;
+                    if v3 {
+                        // The file's vector replaces its earlier one and the position deletes
+                        // of this file alone.
+                        let path = task.data_file.file_path.as_str();
+                        for delete in &task.deletes {
+                            if delete.file.referenced_data_file.as_deref() == Some(path) {
+                                delta = delta.remove_delete_file(&delete.file);
+                            }
+                        }
                     }
-                    Err(e) => {
-                        writer.abort().await;
-                        return Err(no_files(e));
-                    }
+                    delta.touch(task.partition_spec_id, &task.data_file)
                 }
-            }
-            RowLevelMode::MergeOnRead => {
-                let files = match change.table.metadata().format_version {
-                    FormatVersion::V3 => {
-                        let existing = match deleted_positions(io, &tasks).await {
-                            Ok(existing) => existing,
-                            Err(e) => {
-                                writer.abort().await;
-                                return Err(no_files(e));
-                            }
-                        };
-                        let mut vectors = Vec::with_capacity(tasks.len());
-                        for task in &tasks {
-                            let path = &task.data_file.file_path;
-                            let mut positions =
-                                gathered.positions.get(path).cloned().unwrap_or_default();
-                            if let Some(already) = existing.get(&location_key(io, path)) {
-                                positions |= already;
-                            }
-                            vectors.push(DeletionVector {
-                                data_file: path.clone(),
-                                spec_id: task.partition_spec_id,
-                                partition: task.data_file.partition.clone(),
-                                positions,
-                            });
-                            // One vector per data file: the earlier one and the position
-                            // deletes of this file alone are merged into it and go.
-                            for delete in &task.deletes {
-                                if delete.file.referenced_data_file.as_deref()
-                                    == Some(path.as_str())
-                                {
-                                    delta = delta.remove_delete_file(&delete.file);
-                                }
-                            }
-                            delta = delta.touch(task.partition_spec_id, &task.data_file);
-                        }
-                        let metadata = change.table.metadata();
-                        match write_deletion_vectors(io, metadata, &vectors).await {
-                            Ok(files) => {
-                                written.extend(files.first().map(|(_, f)| f.file_path.clone()));
-                                files
-                            }
-                            Err(e) => {
-                                writer.abort().await;
-                                return Err(no_files(e));
-                            }
-                        }
-                    }
-                    _ => {
-                        // One delete file per partition: keyed by spec and the tuple's text,
-                        // ordered once per data file.
-                        let mut by_partition: BTreeMap<(i32, String), PartitionDeletes> =
-                            BTreeMap::new();
-                        for task in &tasks {
-                            let path = &task.data_file.file_path;
-                            if let Some(deleted) = gathered.positions.get(path) {
-                                let partition = &task.data_file.partition;
-                                let key = (task.partition_spec_id, format!("{partition:?}"));
-                                by_partition
-                                    .entry(key)
-                                    .or_insert_with(|| (partition.clone(), BTreeMap::new()))
-                                    .1
-                                    .insert(path.clone(), deleted.clone());
-                            }
-                            delta = delta.touch(task.partition_spec_id, &task.data_file);
-                        }
-                        let metadata = change.table.metadata();
-                        // Each file written in a task of its own.
-                        let mut writes = tokio::task::JoinSet::new();
-                        for (order, ((spec_id, _), (partition, deletes))) in
-                            by_partition.into_iter().enumerate()
-                        {
-                            let (io, metadata) = (io.clone(), Arc::clone(metadata));
-                            writes.spawn(async move {
-                                let file = write_position_deletes(
-                                    &io, &metadata, spec_id, &partition, &deletes,
-                                )
-                                .await;
-                                file.map(|f| (order, spec_id, f))
-                            });
-                        }
-                        let (mut files, failure) = join_all(writes, &change.name()).await;
-                        written.extend(files.iter().map(|(_, _, f)| f.file_path.clone()));
-                        if let Some(e) = failure {
-                            writer.abort().await;
-                            return Err((e, written));
-                        }
-                        // In the order of the partitions (the commit's manifests list them so).
-                        files.sort_by_key(|(order, _, _)| *order);
-                        files.into_iter().map(|(_, spec, f)| (spec, f)).collect()
-                    }
-                };
-                MetricBuilder::new(&self.metrics)
-                    .global_counter("delete_files_written")
-                    .add(files.len());
-                delta = delta.add_delete_files(files);
-            }
+            };
         }
-        let data_files = match writer.finish().await {
-            Ok(mut files) => {
-                files.extend(rewritten);
-                files
-            }
-            Err(e) => return Err((e, written)),
-        };
         let metric = |name: &'static str| MetricBuilder::new(&self.metrics).global_counter(name);
+        if mode == RowLevelMode::MergeOnRead {
+            metric("delete_files_written").add(written.delete_files.len());
+            delta = delta.add_delete_files(written.delete_files);
+        }
+        let data_files = written.data_files;
         metric("data_files_written").add(data_files.len());
         let bytes: i64 = data_files.iter().map(|(_, f)| f.file_size_in_bytes).sum();
         metric("bytes_written").add(usize::try_from(bytes).unwrap_or(0));
-        written.extend(data_files.iter().map(|(_, f)| f.file_path.clone()));
         metric("data_files_removed").add(match mode {
-            RowLevelMode::CopyOnWrite => tasks.len() + whole.len(),
+            RowLevelMode::CopyOnWrite => written.handled.len() + whole.len(),
             RowLevelMode::MergeOnRead => whole.len(),
         });
         delta = delta.add_data_files(data_files);
-        Ok((delta, written, changed))
-    }
-
-    /// The planned tasks (data file, spec, deletes) of the data files with changed rows.
-    ///
-    /// With `whole_vectors` (merge-on-read on v3), also the data files whose deletion vectors
-    /// share a Puffin file with one the change replaces: their vectors are carried into the
-    /// new Puffin file, so that no live Puffin file holds a replaced vector (readers that read
-    /// a whole Puffin file, as PyIceberg 0.12 does, would apply the stale one).
-    async fn affected(
-        &self,
-        gathered: &Gathered,
-        whole_vectors: bool,
-    ) -> Result<Vec<FileScanTask>> {
-        let change = &self.change;
-        if gathered.positions.is_empty() {
-            return Ok(Vec::new());
+        if delta.is_empty() {
+            return Ok(0);
         }
-        let Some(snapshot) = change
-            .base_snapshot
-            .and_then(|id| change.table.metadata().snapshot_by_id(id))
-        else {
-            return Err(Error::invalid(
-                change.name(),
-                "rows were read from a table without a snapshot",
-            ));
-        };
-        let changed = |t: &FileScanTask| gathered.positions.contains_key(&t.data_file.file_path);
-        let vector_files = |t: &FileScanTask| -> Vec<String> {
-            t.deletes
-                .iter()
-                .filter(|d| d.is_deletion_vector())
-                .map(|d| d.file.file_path.clone())
-                .collect()
-        };
-        // The scan's own tasks, when they hold every changed file and no deletion vector that
-        // shares a Puffin file with others needs carrying over; else the snapshot's.
-        let scanned = change.scanned_files.as_ref().filter(|tasks| {
-            let changed: Vec<&FileScanTask> = tasks.iter().filter(|t| changed(t)).collect();
-            changed.len() == gathered.positions.len()
-                && !(whole_vectors && changed.iter().any(|t| !vector_files(t).is_empty()))
-        });
-        let tasks = match scanned {
-            Some(tasks) => tasks.clone(),
-            None => plan_files(change.table.io(), change.table.metadata(), snapshot).await?,
-        };
-        let replaced: HashSet<String> = match whole_vectors {
-            true => tasks
-                .iter()
-                .filter(|t| changed(t))
-                .flat_map(vector_files)
-                .collect(),
-            false => HashSet::new(),
-        };
-        let mut affected: Vec<FileScanTask> = Vec::new();
-        let mut found = 0;
-        for task in tasks {
-            if changed(&task) {
-                found += 1;
-                affected.push(task);
-            } else if vector_files(&task).iter().any(|p| replaced.contains(p)) {
-                affected.push(task);
-            }
+        let timer = MetricBuilder::new(&self.metrics).subset_time("commit_time", 0);
+        let started = timer.timer();
+        let committed = change
+            .target
+            .transaction(change.table.clone())
+            .with_action(delta)
+            .commit()
+            .await;
+        started.done();
+        let table = committed?;
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        metric("rows_changed").add(count(changed));
+        metric("rows_updated").add(count(written.updated));
+        metric("rows_inserted").add(count(written.inserted));
+        metric("rows_deleted").add(count(changed - written.updated - written.inserted));
+        if let Some(f) = &change.on_commit {
+            f(&table);
         }
-        if found != gathered.positions.len() {
-            let known: HashSet<&str> = affected
-                .iter()
-                .map(|t| t.data_file.file_path.as_str())
-                .collect();
-            let unknown = gathered
-                .positions
-                .keys()
-                .find(|p| !known.contains(p.as_str()))
-                .cloned()
-                .unwrap_or_default();
-            return Err(Error::invalid(
-                change.name(),
-                format_args!(
-                    "a changed row names data file {unknown}, which is not live in snapshot {}",
-                    snapshot.snapshot_id
-                ),
-            ));
-        }
-        Ok(affected)
-    }
-
-    /// Copy-on-write: writes the rows of `tasks` that the statement did not change (existing
-    /// deletes applied by the scan) into new data files: one scan of them all, each of its
-    /// partitions copied by a writer of its own in a task of its own (so files are encoded in
-    /// parallel). Returns the files written; after a failure none are left.
-    async fn rewrite(
-        &self,
-        tasks: Vec<FileScanTask>,
-        gathered: &Gathered,
-        context: &Arc<TaskContext>,
-    ) -> Result<Vec<(i32, DataFile)>> {
-        if tasks.is_empty() {
-            return Ok(Vec::new());
-        }
-        let change = &self.change;
-        // Twice as many copies as the session runs at once (fewer when there are fewer files):
-        // while one waits or finishes early another keeps its core busy, and at most two row
-        // groups per core are held in memory.
-        let config = context.session_config();
-        let copies = tasks.len().clamp(1, 2 * config.target_partitions().max(1));
-        let state = SessionStateBuilder::new()
-            .with_config(config.clone().with_target_partitions(copies))
-            .with_runtime_env(context.runtime_env())
-            .build();
-        let changed: HashMap<String, RoaringTreemap> = tasks
-            .iter()
-            .filter_map(|t| {
-                let path = &t.data_file.file_path;
-                Some((path.clone(), gathered.positions.get(path)?.clone()))
-            })
-            .collect();
-        let changed = Arc::new(Gathered {
-            positions: changed,
-            ..Gathered::default()
-        });
-        // v3: the copies keep their rows' lineage (see the `lineage` module).
-        let lineage = lineage::carries_lineage(change.table.metadata())
-            .then(|| lineage::Inherited::new(&tasks));
-        let schema = match lineage {
-            Some(_) => lineage::with_lineage_columns(&change.schema),
-            None => change.schema.clone(),
-        };
-        let arrow_schema = Arc::new(schema_to_arrow(&schema)?);
-        let input = ScanInput {
-            table: &change.table,
-            schema: &schema,
-            arrow_schema,
-            tasks,
-            stats: PlanStats::default(),
-            row_ids: true,
-            distinct_counts: Vec::new(),
-        };
-        let plan = build_exec(&state, input, None, &[], None).await?;
-        let io = change.table.io();
-        let metadata = change.table.metadata();
-        let mut copies = tokio::task::JoinSet::new();
-        for partition in 0..plan.output_partitioning().partition_count() {
-            let rows = plan.execute(partition, state.task_ctx())?;
-            let writer = AppendWriter::new(io, metadata, &schema)?;
-            let (changed, name) = (Arc::clone(&changed), change.name());
-            copies.spawn(copy_unchanged(rows, changed, lineage.clone(), writer, name));
-        }
-        let (files, failure) = join_all(copies, &change.name()).await;
-        let files: Vec<(i32, DataFile)> = files.into_iter().flatten().collect();
-        if let Some(e) = failure {
-            let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
-            delete_all(io, &paths).await;
-            return Err(e);
-        }
-        Ok(files)
+        Ok(changed)
     }
 }
 
@@ -866,10 +1003,6 @@ struct Gathered {
 }
 
 impl Gathered {
-    fn is_empty(&self) -> bool {
-        self.rows == 0 && self.inserted == 0
-    }
-
     /// Adds the rows of `batch` (identity in columns `file` and `pos`); returns how many were
     /// not already there.
     fn add(&mut self, batch: &RecordBatch, file: usize, pos: usize) -> Result<usize> {

@@ -64,8 +64,18 @@ pub async fn write_deletion_vectors(
     metadata: &TableMetadata,
     vectors: &[DeletionVector],
 ) -> Result<Vec<(i32, DataFile)>> {
+    write_deletion_vectors_named(io, metadata, vectors, "").await
+}
+
+/// [`write_deletion_vectors`] into a file whose name starts with `file_prefix`.
+pub(crate) async fn write_deletion_vectors_named(
+    io: &FileIO,
+    metadata: &TableMetadata,
+    vectors: &[DeletionVector],
+    file_prefix: &str,
+) -> Result<Vec<(i32, DataFile)>> {
     let location = format!(
-        "{}/data/{}-deletes.puffin",
+        "{}/data/{file_prefix}{}-deletes.puffin",
         metadata.location.trim_end_matches('/'),
         uuid::Uuid::new_v4()
     );

@@ -37,11 +37,13 @@ pub use append::append_batches;
 pub use append::{AppendWriter, MAX_OPEN_FILES_DEFAULT, commit_files, create_with_files};
 pub(crate) use columns::parquet_schema;
 pub use data_file::{DataFileWriter, WriterOptions};
+pub(crate) use deletion_vectors::write_deletion_vectors_named;
 pub use deletion_vectors::{DeletionVector, write_deletion_vectors};
 pub(crate) use fanout::literal_at;
 pub use fanout::split_by_partition;
 pub(crate) use ordering::sort_exprs;
 pub use ordering::{TransformFn, sink_input, write_ordering};
+pub(crate) use position_deletes::write_position_deletes_named;
 pub use position_deletes::{
     DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID, position_delete_schema, write_position_deletes,
 };

@@ -53,8 +53,20 @@ pub async fn write_position_deletes(
     partition: &[Option<Literal>],
     deletes: &BTreeMap<String, RoaringTreemap>,
 ) -> Result<DataFile> {
+    write_position_deletes_named(io, metadata, spec_id, partition, deletes, "").await
+}
+
+/// [`write_position_deletes`] into a file whose name starts with `file_prefix`.
+pub(crate) async fn write_position_deletes_named(
+    io: &FileIO,
+    metadata: &TableMetadata,
+    spec_id: i32,
+    partition: &[Option<Literal>],
+    deletes: &BTreeMap<String, RoaringTreemap>,
+    file_prefix: &str,
+) -> Result<DataFile> {
     let schema = position_delete_schema();
-    let location = delete_file_location(metadata, spec_id, partition);
+    let location = delete_file_location(metadata, spec_id, partition, file_prefix);
     let resolved = io.resolve(&location)?;
     let mut options = WriterOptions::from_properties(metadata)?;
     options.truncate_length = usize::MAX / 2;
@@ -160,6 +172,7 @@ pub(crate) fn delete_file_location(
     metadata: &TableMetadata,
     spec_id: i32,
     partition: &[Option<Literal>],
+    file_prefix: &str,
 ) -> String {
     let partition_path = metadata
         .partition_spec_by_id(spec_id)
@@ -171,7 +184,7 @@ pub(crate) fn delete_file_location(
         .map(|p| format!("{p}/"))
         .unwrap_or_default();
     format!(
-        "{}/data/{partition_path}{}-deletes.parquet",
+        "{}/data/{partition_path}{file_prefix}{}-deletes.parquet",
         metadata.location.trim_end_matches('/'),
         uuid::Uuid::new_v4()
     )

@@ -8,5 +8,6 @@
 //! by themselves when the test process goes away (their stdin closes).
 
 mod ballista;
+mod changes;
 mod cluster;
 mod queries;
