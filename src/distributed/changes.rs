@@ -26,8 +26,8 @@
 //! commit node deletes the files reported to it and those it lists under `data/` (a worker
 //! that died cannot report its files), and commits nothing.
 //!
-//! The rows of a MERGE's `INSERT` have no `_file`: they all hash alike, so one writer writes
-//! them.
+//! The rows a MERGE inserts have no `_file`: they are spread over the writers by the values
+//! of their first columns (up to four), the other rows' values hashing as NULL.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -38,7 +38,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, Schem
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::expressions::{Column, case, is_null};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -90,11 +90,23 @@ pub(super) fn parallel(
     {
         return Ok(None);
     }
-    let name = input.schema().field(file_column).name().clone();
-    let by_file = Partitioning::Hash(
-        vec![Arc::new(Column::new(&name, file_column))],
-        partitions.max(1),
-    );
+    let schema = input.schema();
+    let file: Arc<dyn PhysicalExpr> =
+        Arc::new(Column::new(schema.field(file_column).name(), file_column));
+    let mut keys = vec![Arc::clone(&file)];
+    if change.kind == RowChangeKind::Merge {
+        // The rows a MERGE inserts have no `_file`: spread by their values (NULL for the
+        // others, whose `_file` alone places them).
+        let inserted = is_null(Arc::clone(&file))?;
+        for (i, field) in schema.fields()[..file_column].iter().enumerate() {
+            if keys.len() > 4 || !spreads(field.data_type()) {
+                continue;
+            }
+            let value: Arc<dyn PhysicalExpr> = Arc::new(Column::new(field.name(), i));
+            keys.push(case(None, vec![(Arc::clone(&inserted), value)], None)?);
+        }
+    }
+    let by_file = Partitioning::Hash(keys, partitions.max(1));
     let shuffled = Arc::new(RepartitionExec::try_new(input, by_file)?);
     let spec = ChangeSpec {
         io: change.table.io().clone(),
@@ -119,6 +131,15 @@ pub(super) fn parallel(
         token,
         Committed::default(),
     ))))
+}
+
+/// Whether values of `ty` spread rows well when hashed (and hash cheaply).
+fn spreads(ty: &DataType) -> bool {
+    ty.is_primitive()
+        || matches!(
+            ty,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Binary
+        )
 }
 
 /// What a writer of a row-level statement needs: the table (loaded, or the metadata file it is

@@ -18,6 +18,9 @@ use crate::queries::{
 enum Step {
     /// Run by the coordinator on the cluster's table, and in one process on its twin.
     Both(&'static str),
+    /// As `Both`, where datafusion-distributed places it: a statement over few bytes may run
+    /// on the coordinator alone.
+    Placed(&'static str),
     /// Run in one process on both tables (to set up what the next steps change).
     Local(&'static str),
 }
@@ -55,8 +58,8 @@ async fn same_as_one_process(
     }
     for (i, step) in steps.iter().enumerate() {
         match step {
-            Step::Both(sql) => {
-                if !sql.starts_with("INSERT") {
+            Step::Both(sql) | Step::Placed(sql) => {
+                if !sql.starts_with("INSERT") && matches!(step, Step::Both(_)) {
                     let (shown, _) = workers_stage(distributed, sql).await;
                     let (root, stages) = shown.split_once("Stage ").unwrap_or((&shown, ""));
                     assert!(root.contains("IcebergChangeCommitExec"), "{sql}: {shown}");
@@ -104,12 +107,18 @@ async fn same_as_one_process(
 
 /// The live delete files of the table at `at`: (file name, the data file it applies to).
 fn delete_files(at: &str) -> Vec<(String, String)> {
-    let at = at.to_string();
+    live_files(at, "delete_files")
+}
+
+/// The live files of metadata table `relation` (`data_files`, `delete_files`) of the table at
+/// `at`: (file name, the data file it applies to, if any).
+fn live_files(at: &str, relation: &str) -> Vec<(String, String)> {
+    let (at, relation) = (at.to_string(), relation.to_string());
     let run = async move {
         let ctx = one_process(&at).await;
         let sql = format!(
             "SELECT file_path, coalesce(referenced_data_file, '') FROM \
-             iceberg_metadata('{at}', 'delete_files')"
+             iceberg_metadata('{at}', '{relation}')"
         );
         let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
         let mut files = Vec::new();
@@ -171,12 +180,25 @@ async fn v2_changes_are_written_by_the_workers_and_leave_the_single_process_rows
         Step::Both("DELETE FROM t WHERE id % 4 = 1"),
         Step::Both("UPDATE t SET category = 'updated' WHERE id < 20"),
         Step::Both(MERGE),
+        Step::Placed(
+            "MERGE INTO t USING (SELECT value AS id FROM generate_series(5000, 5999)) s \
+             ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, category, k) \
+             VALUES (s.id, 'bulk', s.id % 3)",
+        ),
     ];
     let mut deletes_after_delete = Vec::new();
     let mut inserted = 0;
+    let mut data_files_before_bulk = Vec::new();
+    let mut data_files_after_bulk = Vec::new();
     same_as_one_process(&distributed, dir.path(), create, &steps, |i, at| {
         if i == 1 {
             deletes_after_delete = delete_files(at);
+        }
+        if i == 3 {
+            data_files_before_bulk = live_files(at, "data_files");
+        }
+        if i == 4 {
+            data_files_after_bulk = live_files(at, "data_files");
         }
         if i == 3 {
             let at = at.to_string();
@@ -204,6 +226,18 @@ async fn v2_changes_are_written_by_the_workers_and_leave_the_single_process_rows
         assert!(name.ends_with("-deletes.parquet"), "{name}");
     }
     assert!(inserted > 0, "the MERGE inserted rows");
+    // The rows the last MERGE inserts (no `_file`) are spread over several writers (wherever
+    // they run): its new files come from more than one writer's partition.
+    let new: Vec<&String> = data_files_after_bulk
+        .iter()
+        .map(|(name, _)| name)
+        .filter(|name| !data_files_before_bulk.iter().any(|(n, _)| n == *name))
+        .collect();
+    assert!(new.iter().all(|n| written_by_a_writer(n)), "{new:?}");
+    let mut writers: Vec<&str> = new.iter().map(|n| n.split('-').nth(1).unwrap()).collect();
+    writers.sort();
+    writers.dedup();
+    assert!(writers.len() > 1, "{new:?}");
 }
 
 /// A v3 table, merge-on-read: deletion vectors written by the workers, one per data file. A
