@@ -33,28 +33,26 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, AsArray, BinaryArray, RecordBatch, UInt64Array};
+use datafusion::arrow::array::{ArrayRef, AsArray, BinaryArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
-use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::datasource::sink::DataSink;
+use datafusion::error::Result as DFResult;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::{Column, case, is_null};
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::repartition::RepartitionExec;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, Partitioning, PlanProperties,
-};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning};
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use prost::Message;
 use tokio::sync::OnceCell;
 
+use super::nodes::{CommitExec, Committer, Writer, WriterExec};
 use super::wire;
 use super::write::{
-    Committed, data_file_from_wire, data_file_to_wire, statement_files, unmerged,
-    written_file_from_wire,
+    data_file_from_wire, data_file_to_wire, statement_files, unmerged, written_file_from_wire,
 };
 use crate::dml::{RowChangeKind, RowChangeSink, RowWrites, Written};
 use crate::error::{Error, Result};
@@ -123,14 +121,10 @@ pub(super) fn parallel(
         loaded: OnceCell::new_with(Some(change.table.clone())),
     };
     let token = spec.token.clone();
-    let write = ChangeWriteExec::with_spec(shuffled, Arc::new(spec));
+    let write = ChangeWriteExec::new(shuffled, Arc::new(spec));
     let gathered = Arc::new(CoalescePartitionsExec::new(Arc::new(write)));
-    Ok(Some(Arc::new(ChangeCommitExec::new(
-        gathered,
-        Arc::new(sink.clone()),
-        token,
-        Committed::default(),
-    ))))
+    let commit = CommitExec::new(gathered, Arc::new(sink.clone()), token);
+    Ok(Some(Arc::new(commit)))
 }
 
 /// Whether values of `ty` spread rows well when hashed (and hash cheaply).
@@ -296,113 +290,43 @@ pub(super) fn tasks_from_wire(
         .collect()
 }
 
-/// Writes the files of the changed rows of each partition of its input (all the changed rows
-/// of a data file in one partition); returns one row per partition: its
-/// [`wire::ChangeReport`]. A writer that fails deletes its files.
-#[derive(Debug)]
-pub(crate) struct ChangeWriteExec {
-    input: Arc<dyn ExecutionPlan>,
-    spec: Arc<ChangeSpec>,
-    properties: Arc<PlanProperties>,
-}
+/// A DELETE's, UPDATE's or MERGE's writers: the files of the changed rows of each partition of
+/// the rows (all the changed rows of a data file in one partition); returns one row per
+/// partition, its [`wire::ChangeReport`].
+pub(super) type ChangeWriteExec = WriterExec<ChangeSpec>;
 
-/// The schema of the rows [`ChangeWriteExec`] returns.
-fn report_schema() -> SchemaRef {
-    Arc::new(ArrowSchema::new(vec![Field::new(
-        "report",
-        DataType::Binary,
-        false,
-    )]))
-}
+impl Writer for ChangeSpec {
+    const NAME: &'static str = "IcebergChangeWriteExec";
 
-impl ChangeWriteExec {
-    pub(super) fn with_spec(input: Arc<dyn ExecutionPlan>, spec: Arc<ChangeSpec>) -> Self {
-        let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(report_schema()),
-            input.properties().partitioning.clone(),
-            EmissionType::Final,
-            Boundedness::Bounded,
-        ));
-        Self {
-            input,
-            spec,
-            properties,
-        }
+    fn schema() -> SchemaRef {
+        Arc::new(ArrowSchema::new(vec![Field::new(
+            "report",
+            DataType::Binary,
+            false,
+        )]))
     }
 
-    pub(super) fn spec(&self) -> &ChangeSpec {
-        &self.spec
-    }
-}
-
-impl DisplayAs for ChangeWriteExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "IcebergChangeWriteExec: {}", self.spec.statement)
-    }
-}
-
-impl ExecutionPlan for ChangeWriteExec {
-    fn name(&self) -> &str {
-        "IcebergChangeWriteExec"
+    fn statement(&self) -> &str {
+        &self.statement
     }
 
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.properties
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
-    ) -> DFResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn with_new_children(
+    fn write(
         self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        match <[_; 1]>::try_from(children) {
-            Ok([input]) => Ok(Arc::new(Self::with_spec(input, Arc::clone(&self.spec)))),
-            Err(_) => Err(DataFusionError::Internal(
-                "IcebergChangeWriteExec has one child".into(),
-            )),
-        }
-    }
-
-    fn execute(
-        &self,
         partition: usize,
+        input: SendableRecordBatchStream,
         context: Arc<TaskContext>,
-    ) -> DFResult<SendableRecordBatchStream> {
-        let width = self.input.schema().fields().len();
-        let input = self.input.execute(partition, Arc::clone(&context))?;
-        let spec = Arc::clone(&self.spec);
-        let written = async move {
-            let writes = spec.writes(partition).await?;
+    ) -> BoxFuture<'static, Result<RecordBatch>> {
+        Box::pin(async move {
+            let width = input.schema().fields().len();
+            let writes = self.writes(partition).await?;
             let written = writes.write(input, width, false, &context).await?;
             let report = report_of(&written).encode_to_vec();
             RecordBatch::try_new(
-                report_schema(),
+                Self::schema(),
                 vec![Arc::new(BinaryArray::from_iter_values([report])) as ArrayRef],
             )
-            .map_err(|e| Error::invalid(&spec.statement, e))
-        };
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            report_schema(),
-            futures::stream::once(async move { written.await.map_err(DataFusionError::from) }),
-        )))
+            .map_err(|e| Error::invalid(&self.statement, e))
+        })
     }
 }
 
@@ -427,153 +351,40 @@ fn report_of(written: &Written) -> wire::ChangeReport {
     }
 }
 
-/// Commits what its input's writers report, once, as the statement's sink would; returns
-/// the rows changed (`count`).
-#[derive(Debug)]
-pub(crate) struct ChangeCommitExec {
-    input: Arc<dyn ExecutionPlan>,
-    sink: Arc<RowChangeSink>,
-    /// The writers' [`ChangeSpec::token`].
-    token: String,
-    /// Set to the answer once the commit happened.
-    committed: Committed,
-    properties: Arc<PlanProperties>,
-}
+/// A row-level statement's commit: what its writers report, committed once as the sink would
+/// (the same conflict checks); answers the rows changed.
+impl Committer for RowChangeSink {
+    const NAME: &'static str = "IcebergChangeCommitExec";
 
-fn count_schema() -> SchemaRef {
-    Arc::new(ArrowSchema::new(vec![Field::new(
-        "count",
-        DataType::UInt64,
-        false,
-    )]))
-}
-
-impl ChangeCommitExec {
-    fn new(
-        input: Arc<dyn ExecutionPlan>,
-        sink: Arc<RowChangeSink>,
-        token: String,
-        committed: Committed,
-    ) -> Self {
-        let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(count_schema()),
-            Partitioning::UnknownPartitioning(1),
-            EmissionType::Final,
-            Boundedness::Bounded,
-        ));
-        Self {
-            input,
-            sink,
-            token,
-            committed,
-            properties,
-        }
-    }
-}
-
-impl ChangeCommitExec {
-    pub(super) fn committed(&self) -> Committed {
-        Arc::clone(&self.committed)
-    }
-}
-
-impl DisplayAs for ChangeCommitExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "IcebergChangeCommitExec: ")?;
-        self.sink.fmt_as(DisplayFormatType::Default, f)
-    }
-}
-
-impl ExecutionPlan for ChangeCommitExec {
-    fn name(&self) -> &str {
-        "IcebergChangeCommitExec"
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_as(DisplayFormatType::Default, f)
     }
 
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.properties
+    fn metrics(&self) -> Option<MetricsSet> {
+        DataSink::metrics(self)
     }
 
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn required_input_distribution(&self) -> Vec<Distribution> {
-        vec![Distribution::SinglePartition]
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
-    ) -> DFResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
+    fn commit_reports(
         self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        match <[_; 1]>::try_from(children) {
-            Ok([input]) => Ok(Arc::new(Self::new(
-                input,
-                Arc::clone(&self.sink),
-                self.token.clone(),
-                Arc::clone(&self.committed),
-            ))),
-            Err(_) => Err(DataFusionError::Internal(
-                "IcebergChangeCommitExec has one child".into(),
-            )),
-        }
-    }
-
-    fn metrics(&self) -> Option<datafusion::physical_plan::metrics::MetricsSet> {
-        datafusion::datasource::sink::DataSink::metrics(self.sink.as_ref())
-    }
-
-    fn execute(
-        &self,
-        partition: usize,
+        input: SendableRecordBatchStream,
+        token: String,
         context: Arc<TaskContext>,
-    ) -> DFResult<SendableRecordBatchStream> {
-        if partition != 0 {
-            return Err(DataFusionError::Internal(format!(
-                "IcebergChangeCommitExec has one partition, not partition {partition}"
-            )));
-        }
-        let input = self.input.execute(0, Arc::clone(&context))?;
-        let (sink, token) = (Arc::clone(&self.sink), self.token.clone());
-        let committed = Arc::clone(&self.committed);
-        let committed = async move {
-            let change = sink.change();
-            let (io, location) = (
-                change.table.io().clone(),
-                change.table.metadata().location.clone(),
-            );
+    ) -> BoxFuture<'static, Result<u64>> {
+        Box::pin(async move {
+            let change = self.change();
+            let io = change.table.io();
             let mut reported = Vec::new();
-            let result = commit(&sink, input, &token, &context, &mut reported).await;
-            match result {
-                Ok(count) => {
-                    let _ = committed.set(count);
-                    Ok(count)
-                }
+            match commit(&self, input, &token, &context, &mut reported).await {
+                Ok(count) => Ok(count),
                 Err(e @ Error::CommitStateUnknown { .. }) => Err(e),
                 Err(e) => {
-                    reported.extend(statement_files(&io, &location, &format!("{token}-")).await);
-                    crate::transaction::delete_all(&io, &reported).await;
+                    let location = &change.table.metadata().location;
+                    reported.extend(statement_files(io, location, &format!("{token}-")).await);
+                    crate::transaction::delete_all(io, &reported).await;
                     Err(e)
                 }
             }
-        };
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            count_schema(),
-            futures::stream::once(async move {
-                let count = committed.await?;
-                RecordBatch::try_new(
-                    count_schema(),
-                    vec![Arc::new(UInt64Array::from(vec![count])) as ArrayRef],
-                )
-                .map_err(DataFusionError::from)
-            }),
-        )))
+        })
     }
 }
 

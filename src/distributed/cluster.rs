@@ -47,7 +47,8 @@ use tokio::net::TcpListener;
 use url::Url;
 
 use super::IcefloeCodec;
-use super::write::{CommittedExec, ParallelWrites, committed_of};
+use super::nodes::{CommittedExec, committed_of};
+use super::write::ParallelWrites;
 use crate::io::StorageProperties;
 
 /// `builder` as a coordinator: plans are distributed over `workers` (their URLs,

@@ -33,6 +33,7 @@ mod count;
 mod deletes;
 mod logical;
 mod metadata;
+mod nodes;
 mod origin;
 mod scan;
 mod wire;
@@ -175,7 +176,7 @@ impl PhysicalExtensionCodec for IcefloeCodec {
 }
 
 fn write_to_wire(node: &write::WriteExec, codec: &IcefloeCodec) -> DFResult<wire::Write> {
-    let spec = node.spec();
+    let spec = node.writer();
     Ok(wire::Write {
         io: Some(origin::io_to_wire(&spec.io, codec.sends_credentials())),
         metadata_location: spec.metadata_location.clone(),
@@ -204,7 +205,7 @@ fn write_from_wire(
         token: node.token.clone(),
         loaded: tokio::sync::OnceCell::new(),
     };
-    Ok(Arc::new(write::WriteExec::with_spec(
+    Ok(Arc::new(write::WriteExec::new(
         Arc::clone(input),
         Arc::new(spec),
     )))
@@ -214,7 +215,7 @@ fn change_write_to_wire(
     node: &changes::ChangeWriteExec,
     codec: &IcefloeCodec,
 ) -> wire::ChangeWrite {
-    let spec = node.spec();
+    let spec = node.writer();
     let scanned = spec.scanned_to_wire();
     let has_scanned = scanned.is_some();
     let (scanned, deletes) = scanned.unwrap_or_default();
@@ -270,7 +271,7 @@ fn change_write_from_wire(
         },
         loaded: tokio::sync::OnceCell::new(),
     };
-    Ok(Arc::new(changes::ChangeWriteExec::with_spec(
+    Ok(Arc::new(changes::ChangeWriteExec::new(
         Arc::clone(input),
         Arc::new(spec),
     )))

@@ -905,12 +905,12 @@ async fn an_error_after_the_commit_does_not_fail_the_statement() {
             Arc::clone(&schema),
             futures::stream::iter(items),
         ));
-        let committed = super::write::Committed::default();
+        let committed = super::nodes::Committed::default();
         if happened {
             committed.set(7).unwrap();
         }
         let late = Count::new();
-        let mut answered = super::write::answered_by_commit(input, committed, late.clone());
+        let mut answered = super::nodes::answered_by_commit(input, committed, late.clone());
         let (mut rows, mut failed) = (Vec::new(), false);
         while let Some(item) = answered.next().await {
             match item {

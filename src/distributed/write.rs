@@ -18,22 +18,20 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, BinaryArray, RecordBatc
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef, UInt64Type};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::datasource::sink::DataSinkExec;
-use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::datasource::sink::{DataSink, DataSinkExec};
+use datafusion::error::Result as DFResult;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, Distribution, ExecutionPlan, Partitioning, PlanProperties,
-};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use prost::Message;
 use tokio::sync::OnceCell;
 
+use super::nodes::{CommitExec, Committer, Writer, WriterExec};
 use super::{changes, wire};
 use crate::dml::RowChangeSink;
 use crate::error::{Error, Result};
@@ -71,11 +69,12 @@ impl PhysicalOptimizerRule for ParallelWrites {
                 return Ok(Transformed::no(node));
             };
             let sink = Arc::new(sink.clone());
-            let write = WriteExec::new(unmerged(exec.input()), &sink);
-            let token = write.spec.token.clone();
+            let spec = Arc::new(WriteSpec::of(&sink));
+            let token = spec.token.clone();
+            let write = WriteExec::new(unmerged(exec.input()), spec);
             let gathered = Arc::new(CoalescePartitionsExec::new(Arc::new(write)));
             Ok(Transformed::new(
-                Arc::new(CommitExec::new(gathered, sink, token, Committed::default())),
+                Arc::new(CommitExec::new(gathered, sink, token)),
                 true,
                 TreeNodeRecursion::Jump,
             ))
@@ -120,6 +119,20 @@ pub(super) struct WriteSpec {
 }
 
 impl WriteSpec {
+    /// The writers of `sink`'s INSERT, under a token of their own.
+    fn of(sink: &IcebergSink) -> Self {
+        let (table, schema, sort_order_id, statement) = sink.files_of();
+        Self {
+            io: table.io().clone(),
+            metadata_location: table.metadata_location().to_string(),
+            schema: schema.clone(),
+            sort_order_id,
+            statement,
+            token: uuid::Uuid::new_v4().simple().to_string(),
+            loaded: OnceCell::new_with(Some(table.clone())),
+        }
+    }
+
     async fn table(&self) -> Result<Table> {
         let table = self
             .loaded
@@ -131,129 +144,44 @@ impl WriteSpec {
     }
 }
 
-/// Writes each partition of its input into data files of a table; returns one row per file
-/// written (`spec_id`, `data_file`: the file's [`wire::DataFile`] bytes). One writer per
-/// partition; a writer that fails deletes its files.
-#[derive(Debug)]
-pub(crate) struct WriteExec {
-    input: Arc<dyn ExecutionPlan>,
-    spec: Arc<WriteSpec>,
-    properties: Arc<PlanProperties>,
-}
+/// An INSERT's writers: each partition of the rows into data files of the table; returns one
+/// row per file written (`data_file`: the file's [`wire::DataFile`] bytes, `record_count`).
+pub(super) type WriteExec = WriterExec<WriteSpec>;
 
-/// The schema of the rows [`WriteExec`] returns.
-fn files_schema() -> SchemaRef {
-    Arc::new(ArrowSchema::new(vec![
-        Field::new("data_file", DataType::Binary, false),
-        Field::new("record_count", DataType::UInt64, false),
-    ]))
-}
+impl Writer for WriteSpec {
+    const NAME: &'static str = "IcebergWriteExec";
 
-impl WriteExec {
-    fn new(input: Arc<dyn ExecutionPlan>, sink: &IcebergSink) -> Self {
-        let (table, schema, sort_order_id, statement) = sink.files_of();
-        let spec = WriteSpec {
-            io: table.io().clone(),
-            metadata_location: table.metadata_location().to_string(),
-            schema: schema.clone(),
-            sort_order_id,
-            statement,
-            token: uuid::Uuid::new_v4().simple().to_string(),
-            loaded: OnceCell::new_with(Some(table.clone())),
-        };
-        Self::with_spec(input, Arc::new(spec))
+    fn schema() -> SchemaRef {
+        Arc::new(ArrowSchema::new(vec![
+            Field::new("data_file", DataType::Binary, false),
+            Field::new("record_count", DataType::UInt64, false),
+        ]))
     }
 
-    pub(super) fn with_spec(input: Arc<dyn ExecutionPlan>, spec: Arc<WriteSpec>) -> Self {
-        let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(files_schema()),
-            input.properties().partitioning.clone(),
-            EmissionType::Final,
-            Boundedness::Bounded,
-        ));
-        Self {
-            input,
-            spec,
-            properties,
-        }
+    fn statement(&self) -> &str {
+        &self.statement
     }
 
-    pub(super) fn spec(&self) -> &WriteSpec {
-        &self.spec
-    }
-}
-
-impl DisplayAs for WriteExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "IcebergWriteExec: {}", self.spec.statement)
-    }
-}
-
-impl ExecutionPlan for WriteExec {
-    fn name(&self) -> &str {
-        "IcebergWriteExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.properties
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
-    ) -> DFResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn with_new_children(
+    fn write(
         self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        match <[_; 1]>::try_from(children) {
-            Ok([input]) => Ok(Arc::new(Self::with_spec(input, Arc::clone(&self.spec)))),
-            Err(_) => Err(DataFusionError::Internal(
-                "IcebergWriteExec has one child".into(),
-            )),
-        }
-    }
-
-    fn execute(
-        &self,
         partition: usize,
-        context: Arc<TaskContext>,
-    ) -> DFResult<SendableRecordBatchStream> {
-        let input = self.input.execute(partition, context)?;
-        let spec = Arc::clone(&self.spec);
-        let written = async move {
-            let table = spec.table().await?;
-            let prefix = format!("{}-{partition}-", spec.token);
+        input: SendableRecordBatchStream,
+        _context: Arc<TaskContext>,
+    ) -> BoxFuture<'static, Result<RecordBatch>> {
+        Box::pin(async move {
+            let table = self.table().await?;
+            let prefix = format!("{}-{partition}-", self.token);
             let (files, _) = write_files(
                 &table,
-                &spec.schema,
-                spec.sort_order_id,
-                &spec.statement,
+                &self.schema,
+                self.sort_order_id,
+                &self.statement,
                 &prefix,
                 input,
             )
             .await?;
-            files_batch(&files).map_err(DataFusionError::from)
-        };
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            files_schema(),
-            futures::stream::once(written),
-        )))
+            files_batch(&files)
+        })
     }
 }
 
@@ -271,122 +199,31 @@ fn files_batch(files: &[(i32, crate::spec::DataFile)]) -> Result<RecordBatch> {
         Arc::new(BinaryArray::from_iter_values(encoded)),
         Arc::new(UInt64Array::from(counts)),
     ];
-    RecordBatch::try_new(files_schema(), columns)
+    RecordBatch::try_new(WriteSpec::schema(), columns)
         .map_err(|e| Error::invalid("the data files written", e))
 }
 
-/// Commits the data files its input reports, once, as the INSERT's sink says; returns the
-/// rows inserted (`count`, as DataFusion's sink does).
-#[derive(Debug)]
-pub(crate) struct CommitExec {
-    input: Arc<dyn ExecutionPlan>,
-    sink: Arc<IcebergSink>,
-    /// The writers' [`WriteSpec::token`].
-    token: String,
-    /// Set to the answer once the commit happened.
-    committed: Committed,
-    properties: Arc<PlanProperties>,
-}
+/// An INSERT's commit: the data files its writers report, committed once as the sink says (a
+/// fast append, or the overwrite); answers the rows inserted.
+impl Committer for IcebergSink {
+    const NAME: &'static str = "IcebergCommitExec";
 
-fn count_schema() -> SchemaRef {
-    Arc::new(ArrowSchema::new(vec![Field::new(
-        "count",
-        DataType::UInt64,
-        false,
-    )]))
-}
-
-impl CommitExec {
-    fn new(
-        input: Arc<dyn ExecutionPlan>,
-        sink: Arc<IcebergSink>,
-        token: String,
-        committed: Committed,
-    ) -> Self {
-        let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(count_schema()),
-            Partitioning::UnknownPartitioning(1),
-            EmissionType::Final,
-            Boundedness::Bounded,
-        ));
-        Self {
-            input,
-            sink,
-            token,
-            committed,
-            properties,
-        }
-    }
-}
-
-impl DisplayAs for CommitExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "IcebergCommitExec: ")?;
-        self.sink.fmt_as(DisplayFormatType::Default, f)
-    }
-}
-
-impl ExecutionPlan for CommitExec {
-    fn name(&self) -> &str {
-        "IcebergCommitExec"
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_as(DisplayFormatType::Default, f)
     }
 
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.properties
+    fn metrics(&self) -> Option<MetricsSet> {
+        DataSink::metrics(self)
     }
 
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn required_input_distribution(&self) -> Vec<Distribution> {
-        vec![Distribution::SinglePartition]
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
-    ) -> DFResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
+    fn commit_reports(
         self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        match <[_; 1]>::try_from(children) {
-            Ok([input]) => Ok(Arc::new(Self::new(
-                input,
-                Arc::clone(&self.sink),
-                self.token.clone(),
-                Arc::clone(&self.committed),
-            ))),
-            Err(_) => Err(DataFusionError::Internal(
-                "IcebergCommitExec has one child".into(),
-            )),
-        }
-    }
-
-    fn metrics(&self) -> Option<datafusion::physical_plan::metrics::MetricsSet> {
-        datafusion::datasource::sink::DataSink::metrics(self.sink.as_ref())
-    }
-
-    fn execute(
-        &self,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> DFResult<SendableRecordBatchStream> {
-        if partition != 0 {
-            return Err(DataFusionError::Internal(format!(
-                "IcebergCommitExec has one partition, not partition {partition}"
-            )));
-        }
-        let mut input = self.input.execute(0, context)?;
-        let sink = Arc::clone(&self.sink);
-        let token = self.token.clone();
-        let answered = Arc::clone(&self.committed);
-        let committed = async move {
-            let (table, _, _, _) = sink.files_of();
+        mut input: SendableRecordBatchStream,
+        token: String,
+        _context: Arc<TaskContext>,
+    ) -> BoxFuture<'static, Result<u64>> {
+        Box::pin(async move {
+            let (table, _, _, _) = self.files_of();
             let (metadata, io) = (Arc::clone(table.metadata()), table.io().clone());
             let mut files = Vec::new();
             let mut rows = 0u64;
@@ -409,166 +246,11 @@ impl ExecutionPlan for CommitExec {
                 let mut paths: Vec<String> = files.into_iter().map(|(_, f)| f.file_path).collect();
                 paths.extend(statement_files(&io, &metadata.location, &format!("{token}-")).await);
                 crate::transaction::delete_all(&io, &paths).await;
-                return Err(DataFusionError::from(e));
+                return Err(e);
             }
-            let count = sink.commit(files, rows).await?;
-            let _ = answered.set(count);
-            RecordBatch::try_new(
-                count_schema(),
-                vec![Arc::new(UInt64Array::from(vec![count]))],
-            )
-            .map_err(DataFusionError::from)
-        };
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            count_schema(),
-            futures::stream::once(committed),
-        )))
+            IcebergSink::commit(&self, files, rows).await
+        })
     }
-}
-
-/// Whether a statement's commit happened, and its answer (the rows written or changed):
-/// shared by its commit node and the root that reports it ([`CommittedExec`]).
-pub(crate) type Committed = Arc<std::sync::OnceLock<u64>>;
-
-/// The commit cell of the commit node in `plan`, if it has one.
-pub(super) fn committed_of(plan: &Arc<dyn ExecutionPlan>) -> Option<Committed> {
-    if let Some(commit) = plan.downcast_ref::<CommitExec>() {
-        return Some(Arc::clone(&commit.committed));
-    }
-    if let Some(commit) = plan.downcast_ref::<super::changes::ChangeCommitExec>() {
-        return Some(commit.committed());
-    }
-    plan.children().into_iter().find_map(committed_of)
-}
-
-/// The root of a statement that commits on a cluster: its answer, and once the commit has
-/// happened, no error the runtime reports after it. datafusion-distributed collects the
-/// workers' metrics after the answer is out, and a worker lost then fails that collection:
-/// the statement must not be reported failed (and retried, writing its rows twice) when its
-/// commit stands. Such an error is counted in the metric `errors_after_commit`.
-#[derive(Debug)]
-pub(crate) struct CommittedExec {
-    input: Arc<dyn ExecutionPlan>,
-    committed: Committed,
-    metrics: datafusion::physical_plan::metrics::ExecutionPlanMetricsSet,
-}
-
-impl CommittedExec {
-    /// Whether `plan` answers as a commit node does (one `count` column).
-    pub(super) fn answers_like(plan: &Arc<dyn ExecutionPlan>) -> bool {
-        plan.schema().fields() == count_schema().fields()
-    }
-
-    pub(super) fn new(input: Arc<dyn ExecutionPlan>, committed: Committed) -> Self {
-        Self {
-            input,
-            committed,
-            metrics: Default::default(),
-        }
-    }
-}
-
-impl DisplayAs for CommittedExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "IcebergCommittedExec")
-    }
-}
-
-impl ExecutionPlan for CommittedExec {
-    fn name(&self) -> &str {
-        "IcebergCommittedExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
-    ) -> DFResult<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        match <[_; 1]>::try_from(children) {
-            Ok([input]) => Ok(Arc::new(Self {
-                input,
-                committed: Arc::clone(&self.committed),
-                metrics: self.metrics.clone(),
-            })),
-            Err(_) => Err(DataFusionError::Internal(
-                "IcebergCommittedExec has one child".into(),
-            )),
-        }
-    }
-
-    fn metrics(&self) -> Option<datafusion::physical_plan::metrics::MetricsSet> {
-        Some(self.metrics.clone_inner())
-    }
-
-    fn execute(
-        &self,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> DFResult<SendableRecordBatchStream> {
-        let input = self.input.execute(partition, context)?;
-        let late = datafusion::physical_plan::metrics::MetricBuilder::new(&self.metrics)
-            .global_counter("errors_after_commit");
-        Ok(answered_by_commit(input, Arc::clone(&self.committed), late))
-    }
-}
-
-/// `input` (a statement's answer) ending at its first error once `committed` is set, with the
-/// commit's answer when `input` had not given it yet; `late` counts those errors.
-pub(super) fn answered_by_commit(
-    input: SendableRecordBatchStream,
-    committed: Committed,
-    late: datafusion::physical_plan::metrics::Count,
-) -> SendableRecordBatchStream {
-    let schema = input.schema();
-    // (input, whether a row was answered); `None` once ended.
-    let state = Some((input, false));
-    let rows = futures::stream::unfold(state, move |state| {
-        let (committed, late) = (Arc::clone(&committed), late.clone());
-        async move {
-            let (mut input, answered) = state?;
-            match input.next().await {
-                Some(Ok(batch)) => {
-                    let answered = answered || batch.num_rows() > 0;
-                    Some((Ok(batch), Some((input, answered))))
-                }
-                Some(Err(e)) => match committed.get() {
-                    None => Some((Err(e), None)),
-                    Some(count) => {
-                        late.add(1);
-                        match answered {
-                            true => None,
-                            false => Some((count_batch(*count), None)),
-                        }
-                    }
-                },
-                None => None,
-            }
-        }
-    });
-    Box::pin(RecordBatchStreamAdapter::new(schema, rows))
-}
-
-/// The answer of a statement: one row, `count`.
-fn count_batch(count: u64) -> DFResult<RecordBatch> {
-    RecordBatch::try_new(
-        count_schema(),
-        vec![Arc::new(UInt64Array::from(vec![count])) as ArrayRef],
-    )
-    .map_err(DataFusionError::from)
 }
 
 /// The files under the table's `data/` whose names start with `prefix`: every file the
