@@ -60,6 +60,9 @@ pub struct IcebergTableProvider {
     schema: Arc<Schema>,
     arrow_schema: SchemaRef,
     write_target: Option<WriteTarget>,
+    /// Why this provider is not written, when it was made where writes cannot happen (a table
+    /// that travelled in a logical plan): said instead of the missing write target.
+    unwritable: Option<Arc<str>>,
     /// Whether scans also yield `_file` and `_pos` ([`Self::with_row_ids`]).
     row_ids: bool,
     /// What the scans with row identities planned, for the statement reading them.
@@ -175,6 +178,7 @@ impl IcebergTableProvider {
             schema: Arc::new(schema),
             arrow_schema,
             write_target: None,
+            unwritable: None,
             row_ids: false,
             row_scans: None,
             defaults: Arc::new(defaults),
@@ -240,6 +244,7 @@ impl IcebergTableProvider {
     pub fn at(&self, selector: SnapshotSelector) -> Result<Self> {
         let mut at = Self::try_new(self.table(), selector)?;
         at.write_target = self.write_target.clone();
+        at.unwritable = self.unwritable.clone();
         at.table = Arc::clone(&self.table);
         Ok(at)
     }
@@ -648,6 +653,25 @@ impl IcebergTableProvider {
         }
     }
 
+    /// This provider refusing every write with `why` (it has no write target: it was made
+    /// where a commit cannot happen).
+    #[cfg(feature = "distributed")]
+    pub(crate) fn refusing_writes(mut self, why: &str) -> Self {
+        self.unwritable = Some(Arc::from(why));
+        self
+    }
+
+    /// The error of a write (`statement`) to this provider, which has no write target.
+    fn no_write_target(&self, statement: &str, name: &str) -> Error {
+        Error::Unsupported(match &self.unwritable {
+            Some(why) => format!("{statement} on table {name}: {why}"),
+            None => format!(
+                "{statement} on table {name}: this provider does not know where the table's \
+                 metadata pointer lives (build it with IcebergTableProvider::with_write_target)"
+            ),
+        })
+    }
+
     /// A row-level change of this provider's table (its branch, write target and schema) on
     /// `table`, the version the statement reads; after its commit this provider (and those
     /// sharing its table) moves to the committed version. Refused for read-only providers,
@@ -656,13 +680,10 @@ impl IcebergTableProvider {
         let statement = kind.statement();
         let branch = self.write_branch(statement)?;
         table.ensure_writable()?;
-        let target = self.write_target.clone().ok_or_else(|| {
-            Error::Unsupported(format!(
-                "{statement} on table {}: this provider does not know where the table's \
-                 metadata pointer lives (build it with IcebergTableProvider::with_write_target)",
-                table.metadata_location()
-            ))
-        })?;
+        let target = self
+            .write_target
+            .clone()
+            .ok_or_else(|| self.no_write_target(statement, table.metadata_location()))?;
         let base_snapshot = table.metadata().branch_head(&branch);
         let lock = Arc::clone(&self.table);
         let follow = Arc::new(move |committed: &Table| advance(&lock, committed));
@@ -770,12 +791,10 @@ impl IcebergTableProvider {
                 ));
             }
         };
-        let target = self.write_target.clone().ok_or_else(|| {
-            Error::Unsupported(format!(
-                "INSERT INTO table {name}: this provider does not know where the table's \
-                 metadata pointer lives (build it with IcebergTableProvider::with_write_target)"
-            ))
-        })?;
+        let target = self
+            .write_target
+            .clone()
+            .ok_or_else(|| self.no_write_target("INSERT INTO", &name))?;
         let lock = Arc::clone(&self.table);
         let follow = Arc::new(move |committed: &Table| advance(&lock, committed));
         let sink = IcebergSink::try_new(

@@ -64,8 +64,10 @@ impl IcefloeLogicalCodec {
         if let Some(table) = provider.downcast_ref::<IcebergTableProvider>() {
             if table.has_row_ids() {
                 return Err(DataFusionError::NotImplemented(
-                    "icefloe's row-level changes are planned where the statement is: a table \
-                     read with row identities does not travel"
+                    "DELETE, UPDATE and MERGE on an Iceberg table do not travel in a logical \
+                     plan (Ballista): they are planned and committed where the statement is; \
+                     run them in a session of this process or on a datafusion-distributed \
+                     coordinator"
                         .into(),
                 ));
             }
@@ -112,6 +114,12 @@ impl IcefloeLogicalCodec {
             Some(from) => IcebergTableProvider::incremental(table, from, selector)?,
             None => IcebergTableProvider::try_new(table, selector)?,
         };
+        // The table travelled as its metadata file: its catalog, where a commit goes, did not.
+        let provider = provider.refusing_writes(
+            "writes through a runtime that sends logical plans (Ballista) are not supported: \
+             the table travelled without its catalog; run INSERT in a session of this process \
+             or on a datafusion-distributed coordinator",
+        );
         Ok(Arc::new(provider))
     }
 }

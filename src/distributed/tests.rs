@@ -650,7 +650,7 @@ async fn table_providers_travel_in_logical_plans() {
         .try_encode_table_provider(&name, with_ids, &mut Vec::new())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("row identities"), "{err}");
+    assert!(err.contains("DELETE, UPDATE and MERGE"), "{err}");
 }
 
 /// A failed distributed INSERT finds every file its writers wrote by their names' token,

@@ -185,3 +185,50 @@ fn executor_process() {
     });
     std::process::exit(0);
 }
+
+/// Writes through Ballista are refused with an error (its scheduler plans from the metadata
+/// file, without the table's catalog), and leave the table as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_through_ballista_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = format!("{}/t", dir.path().display());
+    let single = SessionContext::new();
+    icefloe::sql::register(&single);
+    for sql in [
+        format!("CREATE EXTERNAL TABLE t (id BIGINT) STORED AS ICEBERG LOCATION '{at}'"),
+        "INSERT INTO t SELECT value FROM generate_series(1, 10)".to_string(),
+    ] {
+        single.sql(&sql).await.unwrap().collect().await.unwrap();
+    }
+    let ctx = SessionContext::standalone_with_state(client_state())
+        .await
+        .unwrap();
+    icefloe::sql::register(&ctx);
+    let open = format!("CREATE EXTERNAL TABLE t STORED AS ICEBERG LOCATION '{at}'");
+    ctx.sql(&open).await.unwrap().collect().await.unwrap();
+    for statement in [
+        "INSERT INTO t VALUES (11)",
+        "DELETE FROM t WHERE id < 4",
+        "UPDATE t SET id = 0 WHERE id = 5",
+    ] {
+        let run = async { ctx.sql(statement).await?.collect().await };
+        let outcome = tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .unwrap_or_else(|_| panic!("{statement}: no answer in 60 s"));
+        let err = outcome.expect_err(statement).to_string();
+        assert!(err.contains("(Ballista)"), "{statement}: {err}");
+        assert!(err.contains("datafusion-distributed coordinator"), "{err}");
+    }
+    let check = SessionContext::new();
+    let table = icefloe::IcebergTableProvider::open(&check, &at, icefloe::TableOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        table.table().metadata().snapshots.len(),
+        1,
+        "nothing is committed"
+    );
+    check.register_table("t", Arc::new(table)).unwrap();
+    let rows = answers(&check, "SELECT count(*), sum(id) FROM t").await;
+    assert_eq!(rows[0].replace(' ', ""), "|10|55|");
+}
