@@ -16,9 +16,10 @@
 //! process would for them: their copies without the changed rows (copy-on-write), a position
 //! delete file per partition (merge-on-read, v2) or one deletion vector per data file
 //! (merge-on-read, v3), and the new rows of UPDATE and MERGE. It finds those data files'
-//! partitions and deletes in the snapshot the rows were read from (it plans that snapshot
-//! when it has a changed row). It returns one row: its files and the data files they stand
-//! for ([`wire::ChangeReport`]).
+//! partitions and deletes among the tasks the statement's scan planned, which travel with it
+//! (each delete file once; only when they are unknown does a writer with changed rows plan
+//! the snapshot the rows were read from). It returns one row: its files and the data files
+//! they stand for ([`wire::ChangeReport`]).
 //!
 //! The commit node gathers the reports, rewrites (v3) the deletion vectors that share a Puffin
 //! file with a replaced one (only it knows every replaced vector), and commits as the sink
