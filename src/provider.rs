@@ -661,13 +661,14 @@ impl IcebergTableProvider {
         self
     }
 
-    /// The error of a write (`statement`) to this provider, which has no write target.
-    fn no_write_target(&self, statement: &str, name: &str) -> Error {
+    /// The error of a write (`what`: the statement and its table) to this provider, which has
+    /// no write target.
+    fn no_write_target(&self, what: String) -> Error {
         Error::Unsupported(match &self.unwritable {
-            Some(why) => format!("{statement} on table {name}: {why}"),
+            Some(why) => format!("{what}: {why}"),
             None => format!(
-                "{statement} on table {name}: this provider does not know where the table's \
-                 metadata pointer lives (build it with IcebergTableProvider::with_write_target)"
+                "{what}: this provider does not know where the table's metadata pointer lives \
+                 (build it with IcebergTableProvider::with_write_target)"
             ),
         })
     }
@@ -680,10 +681,10 @@ impl IcebergTableProvider {
         let statement = kind.statement();
         let branch = self.write_branch(statement)?;
         table.ensure_writable()?;
-        let target = self
-            .write_target
-            .clone()
-            .ok_or_else(|| self.no_write_target(statement, table.metadata_location()))?;
+        let target = self.write_target.clone().ok_or_else(|| {
+            let what = format!("{statement} on table {}", table.metadata_location());
+            self.no_write_target(what)
+        })?;
         let base_snapshot = table.metadata().branch_head(&branch);
         let lock = Arc::clone(&self.table);
         let follow = Arc::new(move |committed: &Table| advance(&lock, committed));
@@ -794,7 +795,7 @@ impl IcebergTableProvider {
         let target = self
             .write_target
             .clone()
-            .ok_or_else(|| self.no_write_target("INSERT INTO", &name))?;
+            .ok_or_else(|| self.no_write_target(format!("INSERT INTO table {name}")))?;
         let lock = Arc::clone(&self.table);
         let follow = Arc::new(move |committed: &Table| advance(&lock, committed));
         let sink = IcebergSink::try_new(

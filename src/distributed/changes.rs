@@ -116,7 +116,7 @@ pub(super) fn parallel(
         statement: change.name(),
         token: uuid::Uuid::new_v4().simple().to_string(),
         scanned: match &change.scanned_files {
-            Some(tasks) => Scanned::Tasks(tasks.clone()),
+            Some(tasks) => Scanned::Tasks(Arc::clone(tasks)),
             None => Scanned::Unknown,
         },
         loaded: OnceCell::new_with(Some(change.table.clone())),
@@ -161,12 +161,12 @@ pub(super) enum Scanned {
     /// Unknown: a writer with changed rows plans the snapshot they were read from.
     Unknown,
     /// Where the statement was planned.
-    Tasks(Vec<FileScanTask>),
+    Tasks(Arc<Vec<FileScanTask>>),
     /// As they travelled, read once the table is loaded (their files' specs are checked
     /// against it), by the first writer that needs them.
     Sent {
         wire: (Vec<wire::ScanTask>, Vec<wire::DeleteTask>),
-        read: OnceCell<Vec<FileScanTask>>,
+        read: OnceCell<Arc<Vec<FileScanTask>>>,
     },
 }
 
@@ -180,14 +180,16 @@ impl ChangeSpec {
             .await?;
         let scanned_files = match &self.scanned {
             Scanned::Unknown => None,
-            Scanned::Tasks(tasks) => Some(tasks.clone()),
+            Scanned::Tasks(tasks) => Some(Arc::clone(tasks)),
             Scanned::Sent { wire, read } => {
                 let (tasks, deletes) = wire;
                 let metadata = table.metadata();
                 let read = read
-                    .get_or_try_init(|| async { tasks_from_wire(tasks, deletes, metadata) })
+                    .get_or_try_init(|| async {
+                        tasks_from_wire(tasks, deletes, metadata).map(Arc::new)
+                    })
                     .await?;
-                Some(read.clone())
+                Some(Arc::clone(read))
             }
         };
         Ok(RowWrites {

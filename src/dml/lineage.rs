@@ -224,24 +224,27 @@ impl ChangedRowIds {
     async fn files(&mut self) -> Result<&HashMap<String, (Option<i64>, i64)>> {
         if self.files.is_none() {
             let change = &self.change;
-            let tasks = match &change.scanned_files {
-                Some(tasks) => tasks.clone(),
+            let planned;
+            let tasks: &[FileScanTask] = match &change.scanned_files {
+                Some(tasks) => tasks,
                 None => {
                     let metadata = change.table.metadata();
-                    match change
+                    planned = match change
                         .base_snapshot
                         .and_then(|id| metadata.snapshot_by_id(id))
                     {
                         Some(snapshot) => plan_files(change.table.io(), metadata, snapshot).await?,
                         None => Vec::new(),
-                    }
+                    };
+                    &planned
                 }
             };
             let by_file = tasks
-                .into_iter()
+                .iter()
                 .map(|t| {
-                    let file = t.data_file;
-                    (file.file_path, (file.first_row_id, file.file_size_in_bytes))
+                    let file = &t.data_file;
+                    let facts = (file.first_row_id, file.file_size_in_bytes);
+                    (file.file_path.clone(), facts)
                 })
                 .collect();
             self.files = Some(by_file);

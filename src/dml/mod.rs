@@ -148,7 +148,7 @@ pub struct RowChange {
     pub whole_partitions: bool,
     /// The tasks the statement's scan planned, when known: they include every data file with
     /// a changed row (checked), so the sink need not plan the snapshot again.
-    pub scanned_files: Option<Vec<FileScanTask>>,
+    pub scanned_files: Option<Arc<Vec<FileScanTask>>>,
     /// Called with the committed table.
     pub on_commit: Option<OnCommit>,
 }
@@ -215,7 +215,7 @@ pub(crate) struct RowWrites {
     pub(crate) schema: Schema,
     pub(crate) base_snapshot: Option<i64>,
     /// See [`RowChange::scanned_files`].
-    pub(crate) scanned_files: Option<Vec<FileScanTask>>,
+    pub(crate) scanned_files: Option<Arc<Vec<FileScanTask>>>,
     /// The statement, for messages (`DELETE db.t`).
     pub(crate) name: String,
     /// What the names of the files written start with (before their uuid).
@@ -593,9 +593,13 @@ impl RowWrites {
             found.len() == changed.len()
                 && !(whole_vectors && found.iter().any(|t| !vector_files(t).is_empty()))
         });
-        let tasks = match scanned {
-            Some(tasks) => tasks.clone(),
-            None => plan_files(self.table.io(), self.table.metadata(), snapshot).await?,
+        let planned;
+        let tasks: &[FileScanTask] = match scanned {
+            Some(tasks) => tasks,
+            None => {
+                planned = plan_files(self.table.io(), self.table.metadata(), snapshot).await?;
+                &planned
+            }
         };
         let replaced: HashSet<String> = match whole_vectors {
             true => tasks
@@ -608,11 +612,11 @@ impl RowWrites {
         let mut affected: Vec<FileScanTask> = Vec::new();
         let mut found = 0;
         for task in tasks {
-            if is_changed(&task) {
+            if is_changed(task) {
                 found += 1;
-                affected.push(task);
-            } else if vector_files(&task).iter().any(|p| replaced.contains(p)) {
-                affected.push(task);
+                affected.push(task.clone());
+            } else if vector_files(task).iter().any(|p| replaced.contains(p)) {
+                affected.push(task.clone());
             }
         }
         if found != changed.len() {

@@ -324,7 +324,7 @@ impl TableProvider for RowChangeTarget {
             // The input's scan is planned: files it found matching whole by their metrics go
             // without being read; the others it reads are those the sink may change.
             change.whole_files = planned.whole;
-            change.scanned_files = Some(planned.scanned);
+            change.scanned_files = Some(Arc::new(planned.scanned));
         }
         let sink = RowChangeSink::new(change, input.schema());
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
