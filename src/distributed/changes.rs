@@ -31,20 +31,17 @@
 //! of their first columns (up to four), the other rows' values hashing as NULL.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, BinaryArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
-use datafusion::datasource::sink::DataSink;
 use datafusion::error::Result as DFResult;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::{Column, case, is_null};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::repartition::RepartitionExec;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning};
+use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use prost::Message;
@@ -55,7 +52,7 @@ use super::wire;
 use super::write::{
     data_file_from_wire, data_file_to_wire, statement_files, unmerged, written_file_from_wire,
 };
-use crate::dml::{RowChangeKind, RowChangeSink, RowWrites, Written};
+use crate::dml::{RowChangeKind, RowChangeSink, RowWrites, Written, locations};
 use crate::error::{Error, Result};
 use crate::io::FileIO;
 use crate::scan::FileScanTask;
@@ -359,14 +356,6 @@ fn report_of(written: &Written) -> wire::ChangeReport {
 impl Committer for RowChangeSink {
     const NAME: &'static str = "IcebergChangeCommitExec";
 
-    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.fmt_as(DisplayFormatType::Default, f)
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        DataSink::metrics(self)
-    }
-
     fn commit_reports(
         self: Arc<Self>,
         input: SendableRecordBatchStream,
@@ -464,7 +453,7 @@ async fn commit(
         .collect();
     if !carried.is_empty() {
         let vectors = writes.carry_vectors(&carried, context).await?;
-        reported.extend(vectors.iter().map(|(_, f)| f.file_path.clone()));
+        reported.extend(locations(&vectors));
         written.delete_files.extend(vectors);
     }
     written.handled = tasks;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::sink::DataSink;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
@@ -137,16 +138,11 @@ impl<W: Writer> ExecutionPlan for WriterExec<W> {
     }
 }
 
-/// What commits a statement's writes (its sink).
-pub(super) trait Committer: fmt::Debug + Send + Sync + 'static {
+/// What commits a statement's writes: its sink (whose display and metrics the commit node
+/// shows).
+pub(super) trait Committer: DataSink + 'static {
     /// The commit node's name in plans.
     const NAME: &'static str;
-
-    /// The sink, for plans.
-    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
-
-    /// The sink's metrics.
-    fn metrics(&self) -> Option<MetricsSet>;
 
     /// Gathers what the writers report (`input`) and commits it once; returns the statement's
     /// answer. When it fails nothing is committed and no file of the statement is left: those
@@ -223,7 +219,7 @@ impl<C: Committer> CommitExec<C> {
 impl<C: Committer> DisplayAs for CommitExec<C> {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: ", C::NAME)?;
-        self.committer.describe(f)
+        self.committer.fmt_as(DisplayFormatType::Default, f)
     }
 }
 
@@ -270,7 +266,7 @@ impl<C: Committer> ExecutionPlan for CommitExec<C> {
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
-        self.committer.metrics()
+        DataSink::metrics(self.committer.as_ref())
     }
 
     fn execute(

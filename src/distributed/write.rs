@@ -11,21 +11,19 @@
 //! part of the statement fails, the commit node deletes every file reported to it and commits
 //! nothing. DELETE, UPDATE and MERGE are split the same way ([`super::changes`]).
 
-use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BinaryArray, RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema, SchemaRef, UInt64Type};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::datasource::sink::{DataSink, DataSinkExec};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::error::Result as DFResult;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use prost::Message;
@@ -207,14 +205,6 @@ fn files_batch(files: &[(i32, crate::spec::DataFile)]) -> Result<RecordBatch> {
 /// fast append, or the overwrite); answers the rows inserted.
 impl Committer for IcebergSink {
     const NAME: &'static str = "IcebergCommitExec";
-
-    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.fmt_as(DisplayFormatType::Default, f)
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        DataSink::metrics(self)
-    }
 
     fn commit_reports(
         self: Arc<Self>,

@@ -243,12 +243,16 @@ pub(crate) struct Written {
 impl Written {
     /// The locations of every file written.
     pub(crate) fn paths(&self) -> Vec<String> {
-        self.data_files
-            .iter()
-            .chain(&self.delete_files)
-            .map(|(_, f)| f.file_path.clone())
-            .collect()
+        locations(self.data_files.iter().chain(&self.delete_files))
     }
+}
+
+/// The locations of `files`.
+pub(crate) fn locations<'a>(files: impl IntoIterator<Item = &'a (i32, DataFile)>) -> Vec<String> {
+    files
+        .into_iter()
+        .map(|(_, f)| f.file_path.clone())
+        .collect()
 }
 
 impl RowWrites {
@@ -310,12 +314,7 @@ impl RowWrites {
                 files
             }
             Err(e) => {
-                let paths: Vec<String> = copies
-                    .iter()
-                    .chain(&delete_files)
-                    .map(|(_, f)| f.file_path.clone())
-                    .collect();
-                delete_all(io, &paths).await;
+                delete_all(io, &locations(copies.iter().chain(&delete_files))).await;
                 return Err(e);
             }
         };
@@ -704,8 +703,7 @@ impl RowWrites {
         let (files, failure) = join_all(copies, &self.name).await;
         let files: Vec<(i32, DataFile)> = files.into_iter().flatten().collect();
         if let Some(e) = failure {
-            let paths: Vec<String> = files.iter().map(|(_, f)| f.file_path.clone()).collect();
-            delete_all(io, &paths).await;
+            delete_all(io, &locations(&files)).await;
             return Err(e);
         }
         Ok(files)

@@ -15,6 +15,7 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use icefloe::distributed::{IcefloeCodec, ballista as on_ballista};
 
+use crate::cluster::until_stdin_closes;
 use crate::queries::{QUERIES, answers, register_tables};
 
 /// The environment variable that makes this test binary an executor of the scheduler on the
@@ -172,15 +173,7 @@ fn executor_process() {
     runtime.block_on(async {
         println!("executor starting");
         let serving = tokio::spawn(start_executor_process(Arc::new(config)));
-        let _ = tokio::task::spawn_blocking(|| {
-            let mut sink = String::new();
-            while std::io::stdin()
-                .read_line(&mut sink)
-                .map(|n| n > 0)
-                .unwrap_or(false)
-            {}
-        })
-        .await;
+        until_stdin_closes().await;
         serving.abort();
     });
     std::process::exit(0);

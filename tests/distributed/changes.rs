@@ -35,20 +35,18 @@ async fn one_process(at: &str) -> SessionContext {
     ctx
 }
 
-/// Runs `steps` on a table the coordinator `distributed` creates with `create` under `dir`
+/// Runs `steps` on a table that the coordinator of two worker processes creates with `create`,
 /// and on a twin made in one process. Each row-level statement of the coordinator runs its
 /// writers in a workers' stage (the commit alone on the coordinator) and returns the count
 /// the twin's returns; the tables end with the same rows, and PyIceberg and DuckDB read the
 /// cluster's so. `after` is called with the cluster table's location after each step.
-async fn same_as_one_process(
-    distributed: &SessionContext,
-    dir: &std::path::Path,
-    create: &str,
-    steps: &[Step],
-    mut after: impl FnMut(usize, &str),
-) {
-    let cluster_at = format!("{}/cluster", dir.display());
-    let single_at = format!("{}/single", dir.display());
+async fn same_as_one_process(create: &str, steps: &[Step], mut after: impl FnMut(usize, &str)) {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Cluster::start(2);
+    let distributed = &cluster.coordinator();
+    register_tables(distributed).await;
+    let cluster_at = format!("{}/cluster", dir.path().display());
+    let single_at = format!("{}/single", dir.path().display());
     let single = SessionContext::new();
     icefloe::sql::register(&single);
     register_tables(&single).await;
@@ -140,7 +138,12 @@ fn live_files(at: &str, relation: &str) -> Vec<(String, String)> {
         }
         files
     };
-    std::thread::spawn(move || tokio::runtime::Runtime::new().unwrap().block_on(run))
+    on_own_runtime(run)
+}
+
+/// What `work` gives, run on a runtime of its own (from a callback of a running test).
+fn on_own_runtime<T: Send + 'static>(work: impl Future<Output = T> + Send + 'static) -> T {
+    std::thread::spawn(move || tokio::runtime::Runtime::new().unwrap().block_on(work))
         .join()
         .unwrap()
 }
@@ -167,10 +170,6 @@ const MERGE: &str = "MERGE INTO t USING (SELECT CAST(id AS BIGINT) AS id FROM de
 /// insert) by position delete files and new rows: all written by the workers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v2_changes_are_written_by_the_workers_and_leave_the_single_process_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let cluster = Cluster::start(2);
-    let distributed = cluster.coordinator();
-    register_tables(&distributed).await;
     let create = "CREATE EXTERNAL TABLE t (id BIGINT, category VARCHAR, k BIGINT) STORED AS \
         ICEBERG LOCATION '{t}' OPTIONS ('partitioning' 'bucket(4, k)', 'format-version' '2', \
         'write.delete.mode' 'merge-on-read', 'write.update.mode' 'copy-on-write', \
@@ -190,33 +189,22 @@ async fn v2_changes_are_written_by_the_workers_and_leave_the_single_process_rows
     let mut inserted = 0;
     let mut data_files_before_bulk = Vec::new();
     let mut data_files_after_bulk = Vec::new();
-    same_as_one_process(&distributed, dir.path(), create, &steps, |i, at| {
-        if i == 1 {
-            deletes_after_delete = delete_files(at);
-        }
-        if i == 3 {
+    same_as_one_process(create, &steps, |i, at| match i {
+        1 => deletes_after_delete = delete_files(at),
+        3 => {
             data_files_before_bulk = live_files(at, "data_files");
-        }
-        if i == 4 {
-            data_files_after_bulk = live_files(at, "data_files");
-        }
-        if i == 3 {
             let at = at.to_string();
-            let count = std::thread::spawn(move || {
-                tokio::runtime::Runtime::new()
-                    .unwrap()
-                    .block_on(async move {
-                        let sql = "SELECT count(*) AS n FROM t WHERE category = 'inserted'";
-                        answers(&one_process(&at).await, sql).await
-                    })
-            })
-            .join()
-            .unwrap();
+            let count = on_own_runtime(async move {
+                let sql = "SELECT count(*) AS n FROM t WHERE category = 'inserted'";
+                answers(&one_process(&at).await, sql).await
+            });
             inserted = count[0]
                 .trim_matches(|c| c == '|' || c == ' ')
                 .parse()
                 .unwrap();
         }
+        4 => data_files_after_bulk = live_files(at, "data_files"),
+        _ => {}
     })
     .await;
     // The DELETE's position delete files were written by the workers' writers.
@@ -245,10 +233,6 @@ async fn v2_changes_are_written_by_the_workers_and_leave_the_single_process_rows
 /// into a new Puffin file by the coordinator (no live Puffin file keeps a replaced vector).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v3_deletion_vectors_are_written_by_the_workers_and_carried_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let cluster = Cluster::start(2);
-    let distributed = cluster.coordinator();
-    register_tables(&distributed).await;
     let create = "CREATE EXTERNAL TABLE t (id BIGINT, category VARCHAR, k BIGINT) STORED AS \
         ICEBERG LOCATION '{t}' OPTIONS ('partitioning' 'identity(k)', 'format-version' '3', \
         'write.delete.mode' 'merge-on-read', 'write.update.mode' 'merge-on-read', \
@@ -265,7 +249,7 @@ async fn v3_deletion_vectors_are_written_by_the_workers_and_carried_once() {
     let mut after_local = Vec::new();
     let mut after_carry = Vec::new();
     let mut one_vector_each = true;
-    same_as_one_process(&distributed, dir.path(), create, &steps, |i, at| {
+    same_as_one_process(create, &steps, |i, at| {
         let files = delete_files(at);
         let mut referenced: Vec<&str> = files.iter().map(|(_, r)| r.as_str()).collect();
         referenced.sort();

@@ -114,17 +114,22 @@ fn worker_process() {
         println!("listening on {}", listener.local_addr().unwrap().port());
         let worker = cluster::worker(Default::default());
         let serving = tokio::spawn(cluster::serve_worker(worker, listener));
-        // The parent holds stdin: when it ends (or dies), so does this worker.
-        let _ = tokio::task::spawn_blocking(|| {
-            let mut sink = String::new();
-            while std::io::stdin()
-                .read_line(&mut sink)
-                .map(|n| n > 0)
-                .unwrap_or(false)
-            {}
-        })
-        .await;
+        until_stdin_closes().await;
         serving.abort();
     });
     std::process::exit(0);
+}
+
+/// Waits until this process's stdin closes: the parent test holds it, so a child process
+/// serving it ends when the test ends (or dies).
+pub async fn until_stdin_closes() {
+    let _ = tokio::task::spawn_blocking(|| {
+        let mut sink = String::new();
+        while std::io::stdin()
+            .read_line(&mut sink)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {}
+    })
+    .await;
 }
